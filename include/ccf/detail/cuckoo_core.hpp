@@ -1,0 +1,254 @@
+// ccf — concurrent cuckoo filters.
+// detail/cuckoo_core.hpp: the cuckoo algorithm shared by the sequential and the lock-based
+// concurrent filters.
+//
+// Layout. A bucket_table<Bits, Slots, WordPolicy> of n buckets, a bucket_indexer<Bits> (i1, tag,
+// alt), an item counter and a lock policy. The core works on positions {i1, i2, tag}; hashing a
+// key into a position is the front end's job.
+//
+// Invariant (no false negatives). Every stored tag t lies in bucket i or alt(i, t) of the key that
+// stored it. Nothing ever removes a tag except erase, and every relocation is one *hop*: under the
+// locks of both buckets, t is written into a free slot of alt(src, t) and then cleared from src.
+// A reader validated by the lock policy sees a hop entirely or not at all, so it always finds t in
+// one of its two buckets.
+//
+// Insert. (1) Under lock_two(i1, i2), put the tag in a free slot of i1, else i2. (2) Otherwise a
+// breadth-first search, taking no lock, looks for a cuckoo path: starting from i1 and i2, each
+// visited bucket's tags are expanded to their alternate buckets until a bucket with a free slot is
+// found or `max_kicks` buckets have been queued (children are prefetched as they are queued, so
+// the search overlaps its cache misses). (3) The path is executed backwards from the free slot,
+// one hop at a time; each hop re-checks under its two locks that the tag is still in the source
+// and that the destination still has room, and the search restarts if not. (4) The freed slot in
+// i1 or i2 takes the new tag under lock_two(i1, i2). Because nothing moves before a whole path is
+// known, an insert that finds no path changes nothing: a full table refuses cleanly and loses
+// nothing. The search reads buckets without locks; it only proposes, the hops decide.
+//
+// Lookups (contains, count) run inside the lock policy's read(), erase under lock_two. With
+// null_locking and plain_words all of this reduces to the plain single-threaded algorithm.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ccf/config.hpp"
+#include "ccf/detail/bucket_table.hpp"
+#include "ccf/detail/hashing.hpp"
+#include "ccf/detail/item_counter.hpp"
+#include "ccf/detail/sizing.hpp"
+
+namespace ccf::detail {
+
+template <unsigned Bits, unsigned Slots, class WordPolicy, class LockPolicy>
+class cuckoo_core {
+ public:
+  using table_type = bucket_table<Bits, Slots, WordPolicy>;
+  using bucket = typename table_type::bucket;
+  using tag_type = typename table_type::tag_type;
+  using indexer_type = bucket_indexer<Bits>;
+  using position = typename indexer_type::position;
+  using lock_policy = LockPolicy;
+  using counter_type = std::conditional_t<WordPolicy::concurrent, sharded_counter, plain_counter>;
+
+  static constexpr std::size_t default_max_kicks = 500;
+
+  cuckoo_core(std::size_t capacity, std::size_t max_kicks)
+      : table_(checked_buckets(capacity)),
+        indexer_(table_.num_buckets()),
+        locks_(table_.num_buckets()),
+        max_kicks_(max_kicks) {
+    // The load-factor rule's capacity, unless the table was grown for a short fingerprint (then
+    // what was asked for is what is promised).
+    const auto by_load = static_cast<std::size_t>(static_cast<double>(table_.num_buckets()) *
+                                                  Slots * design_load(Slots, Bits));
+    capacity_ = by_load <= capacity + capacity / 20 + 64 ? std::max(by_load, capacity) : capacity;
+  }
+
+  const table_type& table() const noexcept { return table_; }
+  const indexer_type& indexer() const noexcept { return indexer_; }
+  std::size_t capacity() const noexcept { return capacity_; }
+  std::size_t size() const noexcept { return count_.get(); }
+  std::size_t max_kicks() const noexcept { return max_kicks_; }
+
+  CCF_FORCEINLINE void prefetch(const position& p) const noexcept {
+    table_.prefetch(p.i1);
+    table_.prefetch(p.i2);
+  }
+  CCF_FORCEINLINE void prefetch_for_write(const position& p) const noexcept {
+    table_.prefetch_for_write(p.i1);
+    table_.prefetch_for_write(p.i2);
+  }
+
+  bool insert(const position& p) {
+    if (place(p)) return true;
+    std::vector<path_node>& q = scratch();
+    for (unsigned attempt = 0; attempt < max_attempts; ++attempt) {
+      const std::size_t leaf = search(p, q);
+      if (leaf == npos) return false;
+      if (execute(q, leaf) && place(p)) return true;
+    }
+    return false;
+  }
+
+  CCF_FORCEINLINE bool contains(const position& p) const {
+    return locks_.read(p.i1, p.i2, [&]() noexcept {
+      return table_type::has(table_.load(p.i1), p.tag) || table_type::has(table_.load(p.i2), p.tag);
+    });
+  }
+
+  std::size_t count(const position& p) const {
+    return locks_.read(p.i1, p.i2, [&]() noexcept {
+      std::size_t n = table_type::count(table_.load(p.i1), p.tag);
+      if (p.i2 != p.i1) n += table_type::count(table_.load(p.i2), p.tag);
+      return n;
+    });
+  }
+
+  bool erase(const position& p) {
+    auto guard = locks_.lock_two(p.i1, p.i2);
+    if (table_.delete_tag_from_bucket(p.i1, p.tag) ||
+        (p.i2 != p.i1 && table_.delete_tag_from_bucket(p.i2, p.tag))) {
+      count_.add(-1);
+      return true;
+    }
+    return false;
+  }
+
+  void clear() {
+    auto guard = locks_.lock_all();
+    table_.clear();
+    count_.reset();
+  }
+
+  // ---- the thesis's HashTable operations, synchronised by the lock policy ----
+  tag_type read_tag(std::size_t i, unsigned j) const {
+    check_slot(i, j);
+    return locks_.read(i, i, [&]() noexcept { return table_.read_tag(i, j); });
+  }
+  void write_tag(std::size_t i, unsigned j, tag_type tag) {
+    check_slot(i, j);
+    auto guard = locks_.lock_two(i, i);
+    const tag_type old = table_.read_tag(i, j);
+    table_.replace_tag(i, j, old, tag);
+    count_.add(static_cast<std::ptrdiff_t>(old == 0) - static_cast<std::ptrdiff_t>(tag == 0));
+  }
+  bool find_tag_in_buckets(std::size_t i1, std::size_t i2, tag_type tag) const {
+    return contains(position{i1, i2, tag});
+  }
+  bool delete_tag_from_bucket(std::size_t i, tag_type tag) { return erase(position{i, i, tag}); }
+  bool insert_tag_to_bucket(std::size_t i, tag_type tag, bool kickout, tag_type& old_tag) {
+    check_slot(i, 0);
+    auto guard = locks_.lock_two(i, i);
+    const bool placed = table_.insert_tag_to_bucket(i, tag, kickout, old_tag, next_random());
+    if (placed) count_.add(1);
+    return placed;
+  }
+
+ private:
+  struct path_node {
+    std::size_t bucket;    // bucket this node stands for
+    std::uint32_t parent;  // node whose bucket the tag moves out of (no_parent for i1 / i2)
+    tag_type tag;          // the tag that moves from the parent's bucket into this one
+  };
+  static constexpr std::uint32_t no_parent = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+  static constexpr unsigned max_attempts = 64;
+
+  static std::size_t checked_buckets(std::size_t capacity) {
+    const std::size_t n = buckets_for_capacity(capacity, Slots, Bits);
+    check_fits_in_memory(tag_packing<Bits, Slots>::words_for(n) * 8, capacity);
+    return n;
+  }
+  void check_slot(std::size_t i, unsigned j) const {
+    if (i >= table_.num_buckets() || j >= Slots) {
+      throw std::out_of_range("ccf: bucket " + std::to_string(i) + " slot " + std::to_string(j) +
+                              " is outside a table of " + std::to_string(table_.num_buckets()) +
+                              " buckets x " + std::to_string(Slots) + " slots");
+    }
+  }
+  static std::vector<path_node>& scratch() {
+    thread_local std::vector<path_node> q;
+    return q;
+  }
+  static unsigned next_random() noexcept {
+    thread_local std::uint64_t state = 0x2545f4914f6cdd1dULL;
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return static_cast<unsigned>(state >> 32);
+  }
+
+  /// Puts p.tag into a free slot of i1 or i2, preferring the bucket with more free slots (two
+  /// choices keep buckets evenly filled, so searches for cuckoo paths start later and end sooner).
+  bool place(const position& p) {
+    auto guard = locks_.lock_two(p.i1, p.i2);
+    const bucket b1 = table_.load(p.i1);
+    const bucket b2 = table_.load(p.i2);
+    const unsigned free1 = table_type::count(b1, 0);
+    const unsigned free2 = p.i2 != p.i1 ? table_type::count(b2, 0) : 0;
+    if (free1 == 0 && free2 == 0) return false;
+    const bool first = free1 >= free2;
+    const std::size_t i = first ? p.i1 : p.i2;
+    const int j = table_type::free_slot(first ? b1 : b2);
+    table_.replace_tag(i, static_cast<unsigned>(j), 0, p.tag);
+    count_.add(1);
+    return true;
+  }
+
+  /// Breadth-first search for a bucket with a free slot reachable from i1 / i2 by moving tags to
+  /// their alternate buckets. Returns the node index of that bucket, or npos.
+  std::size_t search(const position& p, std::vector<path_node>& q) const {
+    q.clear();
+    q.push_back({p.i1, no_parent, 0});
+    if (p.i2 != p.i1) q.push_back({p.i2, no_parent, 0});
+    const std::size_t limit = max_kicks_ + q.size();
+    for (std::size_t head = 0; head < q.size(); ++head) {
+      const std::size_t b_index = q[head].bucket;
+      const bucket b = table_.load(b_index);
+      if (table_type::free_slot(b) >= 0) return head;
+      if (q.size() + Slots > limit) continue;
+      for (unsigned s = 0; s < Slots; ++s) {
+        const tag_type t = table_type::tag_at(b, s);
+        const std::size_t alt = indexer_.alt_index(b_index, t);
+        if (alt == b_index) continue;  // a tag whose two buckets coincide cannot move
+        table_.prefetch(alt);
+        q.push_back({alt, static_cast<std::uint32_t>(head), t});
+      }
+    }
+    return npos;
+  }
+
+  /// Executes the path ending at `leaf`, hop by hop from the free slot back to i1 / i2.
+  bool execute(const std::vector<path_node>& q, std::size_t leaf) {
+    for (std::size_t n = leaf; q[n].parent != no_parent; n = q[n].parent) {
+      if (!move_tag(q[q[n].parent].bucket, q[n].bucket, q[n].tag)) return false;
+    }
+    return true;
+  }
+
+  /// One hop: moves a copy of `tag` from bucket src to a free slot of bucket dst = alt(src, tag).
+  bool move_tag(std::size_t src, std::size_t dst, tag_type tag) {
+    auto guard = locks_.lock_two(src, dst);
+    const int from = table_type::find(table_.load(src), tag);
+    if (from < 0) return false;
+    const int to = table_type::free_slot(table_.load(dst));
+    if (to < 0) return false;
+    table_.replace_tag(dst, static_cast<unsigned>(to), 0, tag);
+    table_.replace_tag(src, static_cast<unsigned>(from), tag, 0);
+    return true;
+  }
+
+  table_type table_;
+  indexer_type indexer_;
+  mutable LockPolicy locks_;
+  counter_type count_;
+  std::size_t max_kicks_;
+  std::size_t capacity_ = 0;
+};
+
+}  // namespace ccf::detail

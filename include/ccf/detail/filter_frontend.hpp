@@ -1,0 +1,158 @@
+// ccf — concurrent cuckoo filters.
+// detail/filter_frontend.hpp: the public members every cuckoo filter shares.
+//
+// basic_filter<Key, Hash, Core> hashes keys with the filter's seed, turns the hash into a position
+// {i1, i2, tag} and hands it to the core (cuckoo_core for the sequential and lock-based filters,
+// lockfree_core for the lock-free one). It also implements the batch operations: the positions of
+// the next `batch_window` keys are computed and their buckets prefetched before the current key is
+// processed, so a batch keeps that many cache misses in flight instead of one.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "ccf/config.hpp"
+#include "ccf/hash.hpp"
+
+namespace ccf::detail {
+
+template <class Key, class Hash, class Core>
+class basic_filter {
+ public:
+  using key_type = Key;
+  using hasher = Hash;
+  using core_type = Core;
+  using tag_type = typename Core::tag_type;
+  using position = typename Core::position;
+
+  static constexpr std::size_t default_max_kicks = Core::default_max_kicks;
+  static constexpr std::size_t batch_window = 16;
+
+  /// A filter that holds at least `capacity` distinct items. `seed` selects the hash function (it
+  /// is part of the filter's identity); `max_kicks` bounds the buckets one insert's path search
+  /// may visit. Throws std::invalid_argument for capacity 0, std::length_error when the table
+  /// would not fit in memory.
+  explicit basic_filter(std::size_t capacity, std::uint64_t seed = default_seed,
+                        std::size_t max_kicks = default_max_kicks)
+      : core_(capacity, max_kicks), seed_(seed) {}
+
+  bool insert(const Key& key) { return core_.insert(locate(key)); }
+  bool contains(const Key& key) const { return core_.contains(locate(key)); }
+  bool erase(const Key& key) { return core_.erase(locate(key)); }
+  std::size_t count(const Key& key) const { return core_.count(locate(key)); }
+
+  std::size_t size() const noexcept { return core_.size(); }
+  bool empty() const noexcept { return size() == 0; }
+  std::size_t capacity() const noexcept { return core_.capacity(); }
+  double load_factor() const noexcept {
+    return static_cast<double>(size()) / static_cast<double>(size_in_tags());
+  }
+  void clear() { core_.clear(); }
+
+  std::size_t num_buckets() const noexcept { return core_.table().num_buckets(); }
+  std::size_t size_in_bytes() const noexcept { return core_.table().size_in_bytes(); }
+  std::size_t size_in_tags() const noexcept { return core_.table().size_in_tags(); }
+  std::uint64_t seed() const noexcept { return seed_; }
+  std::size_t max_kicks() const noexcept { return core_.max_kicks(); }
+  std::string info() const {
+    const double bits_per_item =
+        size() == 0 ? 0.0
+                    : static_cast<double>(size_in_bytes()) * 8.0 / static_cast<double>(size());
+    return core_.table().info() + "; " + std::to_string(size()) + " items, load " +
+           std::to_string(load_factor()) + ", " + std::to_string(bits_per_item) +
+           " bits/item, capacity " + std::to_string(capacity()) + ", seed " + std::to_string(seed_);
+  }
+
+  /// Inserts keys in order; stops at the first key that does not fit. Returns how many were
+  /// inserted (keys[result] is the first one refused when result < keys.size()).
+  std::size_t insert_many(std::span<const Key> keys) {
+    std::array<position, batch_window> ring;
+    const std::size_t n = keys.size();
+    const std::size_t lead = std::min(n, batch_window);
+    for (std::size_t i = 0; i < lead; ++i) {
+      ring[i] = locate(keys[i]);
+      core_.prefetch_for_write(ring[i]);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const position p = ring[i % batch_window];
+      if (i + batch_window < n) {
+        ring[i % batch_window] = locate(keys[i + batch_window]);
+        core_.prefetch_for_write(ring[i % batch_window]);
+      }
+      if (!core_.insert(p)) return i;
+    }
+    return n;
+  }
+
+  /// found[i] = contains(keys[i]); returns how many were found. found.size() must be at least
+  /// keys.size().
+  std::size_t contains_many(std::span<const Key> keys, std::span<bool> found) const {
+    if (found.size() < keys.size()) {
+      throw std::invalid_argument("ccf: contains_many needs an output span of at least " +
+                                  std::to_string(keys.size()) + " elements, got " +
+                                  std::to_string(found.size()));
+    }
+    return batch_lookup(keys, [&](std::size_t i, bool hit) { found[i] = hit; });
+  }
+  /// How many of `keys` the filter contains.
+  std::size_t contains_many(std::span<const Key> keys) const {
+    return batch_lookup(keys, [](std::size_t, bool) {});
+  }
+
+  // ---- the thesis's HashTable API ----
+  /// The two buckets and the tag of a key.
+  position locate(const Key& key) const noexcept {
+    return core_.indexer().locate(hasher{}(key, seed_));
+  }
+  std::size_t alt_index(std::size_t i, tag_type tag) const noexcept {
+    return core_.indexer().alt_index(i, tag);
+  }
+  tag_type read_tag(std::size_t i, unsigned j) const { return core_.read_tag(i, j); }
+  void write_tag(std::size_t i, unsigned j, tag_type tag) { core_.write_tag(i, j, tag); }
+  bool find_tag_in_buckets(std::size_t i1, std::size_t i2, tag_type tag) const {
+    return core_.find_tag_in_buckets(i1, i2, tag);
+  }
+  bool delete_tag_from_bucket(std::size_t i, tag_type tag) {
+    return core_.delete_tag_from_bucket(i, tag);
+  }
+  bool insert_tag_to_bucket(std::size_t i, tag_type tag, bool kickout, tag_type& old_tag) {
+    return core_.insert_tag_to_bucket(i, tag, kickout, old_tag);
+  }
+
+ protected:
+  const Core& core() const noexcept { return core_; }
+
+ private:
+  template <class Sink>
+  std::size_t batch_lookup(std::span<const Key> keys, Sink&& sink) const {
+    std::array<position, batch_window> ring;
+    const std::size_t n = keys.size();
+    const std::size_t lead = std::min(n, batch_window);
+    for (std::size_t i = 0; i < lead; ++i) {
+      ring[i] = locate(keys[i]);
+      core_.prefetch(ring[i]);
+    }
+    std::size_t hits = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const position p = ring[i % batch_window];
+      if (i + batch_window < n) {
+        ring[i % batch_window] = locate(keys[i + batch_window]);
+        core_.prefetch(ring[i % batch_window]);
+      }
+      const bool hit = core_.contains(p);
+      hits += hit ? 1 : 0;
+      sink(i, hit);
+    }
+    return hits;
+  }
+
+  Core core_;
+  std::uint64_t seed_;
+};
+
+}  // namespace ccf::detail

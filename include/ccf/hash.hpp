@@ -1,0 +1,70 @@
+// ccf — concurrent cuckoo filters.
+// hash.hpp: the seeded, version-stable key hash every ccf filter uses.
+//
+// ccf::hash<Key> maps a key and a 64-bit seed to a 64-bit value:
+//   - unsigned and signed integers up to 64 bits: the integer (zero-extended to 64 bits, signed
+//     values taken as their two's-complement bits) goes through ccf::mix64(x ^ seed'), a
+//     bijective 64-bit finalizer, where seed' = mix64(seed) so that nearby seeds give unrelated
+//     functions;
+//   - std::string, std::string_view, const char*: XXH3_64bits_withSeed(bytes, seed) from xxHash.
+// Both are fixed functions of (key, seed): the same key and seed give the same hash on every
+// platform and in every release of ccf. A filter's seed is part of its identity: two filters can
+// only be compared or merged when they were built with the same seed.
+//
+// A user type gets ccf support by specialising ccf::hash<T> with
+//   std::uint64_t operator()(const T&, std::uint64_t seed) const noexcept;
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <xxhash.h>
+
+namespace ccf {
+
+/// A bijective 64-bit mixer with full avalanche (three xor-shifts, two odd multiplies: the
+/// well-known splitmix64 finalizer).
+constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+/// The default seed of every ccf filter.
+inline constexpr std::uint64_t default_seed = 0x9e3779b97f4a7c15ULL;
+
+template <class Key, class Enable = void>
+struct hash;  // not defined: specialise for your key type
+
+template <class Key>
+struct hash<Key, std::enable_if_t<std::is_integral_v<Key> && !std::is_same_v<Key, bool>>> {
+  constexpr std::uint64_t operator()(Key key, std::uint64_t seed) const noexcept {
+    using unsigned_key = std::make_unsigned_t<Key>;
+    const auto bits = static_cast<std::uint64_t>(static_cast<unsigned_key>(key));
+    return mix64(bits ^ mix64(seed));
+  }
+};
+
+template <>
+struct hash<std::string_view> {
+  std::uint64_t operator()(std::string_view key, std::uint64_t seed) const noexcept {
+    return XXH3_64bits_withSeed(key.data(), key.size(), seed);
+  }
+};
+
+template <>
+struct hash<std::string> : hash<std::string_view> {};
+
+template <>
+struct hash<const char*> {
+  std::uint64_t operator()(const char* key, std::uint64_t seed) const noexcept {
+    return hash<std::string_view>{}(std::string_view(key), seed);
+  }
+};
+
+}  // namespace ccf
