@@ -60,7 +60,7 @@ class cuckoo_core {
   cuckoo_core(std::size_t capacity, std::size_t max_kicks)
       : table_(checked_buckets(capacity)),
         indexer_(table_.num_buckets()),
-        locks_(table_.num_buckets()),
+        locks_(table_.num_buckets(), tag_packing<Bits, Slots>::buckets_per_word_group),
         max_kicks_(max_kicks) {
     // The load-factor rule's capacity, unless the table was grown for a short fingerprint (then
     // what was asked for is what is promised).
@@ -110,7 +110,7 @@ class cuckoo_core {
   }
 
   bool erase(const position& p) {
-    auto guard = locks_.lock_two(p.i1, p.i2);
+    [[maybe_unused]] auto guard = locks_.lock_two(p.i1, p.i2);
     if (table_.delete_tag_from_bucket(p.i1, p.tag) ||
         (p.i2 != p.i1 && table_.delete_tag_from_bucket(p.i2, p.tag))) {
       count_.add(-1);
@@ -120,7 +120,7 @@ class cuckoo_core {
   }
 
   void clear() {
-    auto guard = locks_.lock_all();
+    [[maybe_unused]] auto guard = locks_.lock_all();
     table_.clear();
     count_.reset();
   }
@@ -132,7 +132,7 @@ class cuckoo_core {
   }
   void write_tag(std::size_t i, unsigned j, tag_type tag) {
     check_slot(i, j);
-    auto guard = locks_.lock_two(i, i);
+    [[maybe_unused]] auto guard = locks_.lock_two(i, i);
     const tag_type old = table_.read_tag(i, j);
     table_.replace_tag(i, j, old, tag);
     count_.add(static_cast<std::ptrdiff_t>(old == 0) - static_cast<std::ptrdiff_t>(tag == 0));
@@ -143,7 +143,7 @@ class cuckoo_core {
   bool delete_tag_from_bucket(std::size_t i, tag_type tag) { return erase(position{i, i, tag}); }
   bool insert_tag_to_bucket(std::size_t i, tag_type tag, bool kickout, tag_type& old_tag) {
     check_slot(i, 0);
-    auto guard = locks_.lock_two(i, i);
+    [[maybe_unused]] auto guard = locks_.lock_two(i, i);
     const bool placed = table_.insert_tag_to_bucket(i, tag, kickout, old_tag, next_random());
     if (placed) count_.add(1);
     return placed;
@@ -186,7 +186,7 @@ class cuckoo_core {
   /// Puts p.tag into a free slot of i1 or i2, preferring the bucket with more free slots (two
   /// choices keep buckets evenly filled, so searches for cuckoo paths start later and end sooner).
   bool place(const position& p) {
-    auto guard = locks_.lock_two(p.i1, p.i2);
+    [[maybe_unused]] auto guard = locks_.lock_two(p.i1, p.i2);
     const bucket b1 = table_.load(p.i1);
     const bucket b2 = table_.load(p.i2);
     const unsigned free1 = table_type::count(b1, 0);
@@ -233,7 +233,7 @@ class cuckoo_core {
 
   /// One hop: moves a copy of `tag` from bucket src to a free slot of bucket dst = alt(src, tag).
   bool move_tag(std::size_t src, std::size_t dst, tag_type tag) {
-    auto guard = locks_.lock_two(src, dst);
+    [[maybe_unused]] auto guard = locks_.lock_two(src, dst);
     const int from = table_type::find(table_.load(src), tag);
     if (from < 0) return false;
     const int to = table_type::free_slot(table_.load(dst));

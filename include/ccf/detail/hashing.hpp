@@ -21,9 +21,11 @@
 
 namespace ccf::detail {
 
+__extension__ using uint128 = unsigned __int128;
+
 /// floor(x * n / 2^64): maps a uniform 64-bit value to [0, n).
 CCF_FORCEINLINE constexpr std::uint64_t range_reduce(std::uint64_t x, std::uint64_t n) noexcept {
-  return static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * n) >> 64);
+  return static_cast<std::uint64_t>((static_cast<uint128>(x) * n) >> 64);
 }
 
 template <unsigned Bits>

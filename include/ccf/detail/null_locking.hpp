@@ -2,7 +2,9 @@
 // detail/null_locking.hpp: the lock policy of the single-threaded filter: no locks at all.
 //
 // Every lock policy gives the cuckoo core the same four things:
-//   explicit Policy(std::size_t num_buckets);
+//   Policy(std::size_t num_buckets, std::size_t group);
+//                            buckets i and j with i / group == j / group may share a table word:
+//                            the policy must let only one writer at a time touch such a group;
 //   guard lock_two(i1, i2)   exclusive access to buckets i1 and i2 (i1 == i2 allowed), released
 //                            when the returned guard is destroyed; never deadlocks;
 //   guard lock_all()         exclusive access to the whole table (clear());
@@ -22,7 +24,7 @@ struct null_locking {
 
   struct guard {};
 
-  explicit null_locking(std::size_t /*num_buckets*/ = 0) noexcept {}
+  explicit null_locking(std::size_t /*num_buckets*/ = 0, std::size_t /*group*/ = 1) noexcept {}
 
   guard lock_two(std::size_t, std::size_t) noexcept { return {}; }
   guard lock_all() noexcept { return {}; }

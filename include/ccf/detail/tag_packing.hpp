@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <numeric>
 
 namespace ccf::detail {
 
@@ -33,6 +34,9 @@ struct tag_packing {
   static constexpr unsigned chunks = Slots / tags_per_chunk;
   static constexpr unsigned chunk_bits = Bits * tags_per_chunk;
   static constexpr unsigned bucket_bits = Bits * Slots;
+  /// Buckets in the smallest run of whole buckets that also fills whole 64-bit words. Two buckets
+  /// that share a word are always in the same group (lock policies lock groups, not buckets).
+  static constexpr unsigned buckets_per_word_group = std::lcm(bucket_bits, 64u) / bucket_bits;
   /// True when a chunk can straddle two 64-bit words.
   static constexpr bool straddles = (64 % chunk_bits) != 0;
 

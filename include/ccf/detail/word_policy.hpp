@@ -4,13 +4,13 @@
 // The sequential and the concurrent filters share one bucket table and one cuckoo core; they differ
 // in this policy (and in the lock policy):
 //   plain_words  — ordinary loads and stores; for single-threaded use.
-//   atomic_words — every access is a relaxed std::atomic_ref operation on the same storage. A tag
-//   is
-//                  changed with fetch_xor of (old ^ new) in its lane, so writers holding the locks
-//                  of different buckets that share a word never lose each other's updates, and
-//                  readers that take no lock never race (ordering comes from the lock policy's
-//                  fences).
-// On x86-64 a relaxed atomic load is an ordinary load; only writes pay for the locked xor.
+//   atomic_words - every access is a relaxed std::atomic_ref load or store on the same storage,
+//                  so readers that take no lock never race (ordering comes from the lock
+//                  policy's fences). A write is a load, an xor and a store, not an atomic
+//                  read-modify-write: that is safe because every lock policy makes buckets that
+//                  share a word share a lock (tag_packing::buckets_per_word_group), so a word
+//                  has one writer at a time.
+// On x86-64 relaxed atomic loads and stores are ordinary moves: no locked instruction at all.
 #pragma once
 
 #include <atomic>
@@ -34,7 +34,8 @@ struct atomic_words {
         .load(std::memory_order_relaxed);
   }
   static CCF_FORCEINLINE void flip(std::uint64_t& w, std::uint64_t bits) noexcept {
-    std::atomic_ref<std::uint64_t>(w).fetch_xor(bits, std::memory_order_relaxed);
+    std::atomic_ref<std::uint64_t> ref(w);
+    ref.store(ref.load(std::memory_order_relaxed) ^ bits, std::memory_order_relaxed);
   }
 };
 
