@@ -1,0 +1,151 @@
+// ccf — concurrent cuckoo filters.
+// params.hpp: choosing a cuckoo filter's shape for n items and a target false-positive rate eps,
+// next to what a Bloom filter would need for the same target.
+//
+// The rules (docs/params.md derives them and tabulates the result):
+//   slots per bucket b:  eps > 0.002 -> b = 2;  1e-5 < eps <= 0.002 -> b = 4;
+//                        eps <= 1e-5 -> b = 4 or b = 8, whichever costs fewer bits per item for
+//                        this n (ties go to b = 4: fewer slots to compare per lookup). With ccf's
+//                        fingerprint widths both need 32-bit fingerprints there, and b = 8's higher
+//                        design load makes it the smaller one for every n above about 1,200.
+//   fingerprint bits:    min_fingerprint_bits f0 = max(4, ceil(log2(2b / eps))), the smallest f
+//                        with 2b / 2^f <= eps (a lookup compares its fingerprint with at most 2b
+//                        others); fingerprint_bits = f0 rounded up to a width ccf stores: 4, 8, 12,
+//                        16 or 32. eps < 2b / 2^32 cannot be met: std::invalid_argument.
+//   num_buckets:         ccf::detail::buckets_for_capacity(n, b), exactly what a ccf cuckoo filter
+//                        of capacity n allocates.
+//   load_factor:         alpha = n / (num_buckets * b), the load once the filter holds n items.
+//   expected_fpr:        1 - (1 - 1/(2^f - 1))^(2 b alpha), about 2 b alpha / (2^f - 1): a lookup
+//                        meets 2 b alpha stored fingerprints on average, each a false match with
+//                        probability 1/(2^f - 1) (fingerprint 0 marks an empty slot). It is at most
+//                        eps by the choice of f.
+//   bits_per_item:       f * b * num_buckets / n, i.e. f / alpha.
+//   bloom_bits_per_item: log2(e) * log2(1/eps) (the classical 1.44 log2(1/eps)), and
+//   bloom_hashes:        k = max(1, round(ln 2 * bloom_bits_per_item)), the optimal k.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+
+#include "ccf/detail/sizing.hpp"
+
+namespace ccf {
+
+struct filter_params {
+  unsigned fingerprint_bits;  // f: a width ccf stores (4, 8, 12, 16 or 32), >= min_fingerprint_bits
+  unsigned slots_per_bucket;  // b
+  std::size_t num_buckets;    // buckets a ccf cuckoo filter of this capacity allocates
+  double load_factor;         // n / (num_buckets * b)
+  double expected_fpr;        // 1 - (1 - 1/(2^f - 1))^(2 b load_factor), <= target_fpr
+  double bits_per_item;       // f * b * num_buckets / n
+  double bloom_bits_per_item;     // log2(e) * log2(1/eps) for a Bloom filter with the same target
+  unsigned bloom_hashes;          // its optimal number of hash functions
+  unsigned min_fingerprint_bits;  // max(4, ceil(log2(2b/eps))), before rounding to a stored width
+  std::size_t capacity;           // n
+  double target_fpr;              // eps
+};
+
+namespace detail {
+
+inline constexpr std::array<unsigned, 5> fingerprint_widths{4, 8, 12, 16, 32};
+
+inline std::string params_format_double(double v) {
+  std::array<char, 32> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.6g", v);
+  return std::string(buf.data());
+}
+
+/// max(4, ceil(log2(2b / eps))): the smallest f >= 4 with 2b / 2^f <= eps.
+inline unsigned min_fingerprint_bits_for(double fpr, unsigned slots) {
+  const double ratio = 2.0 * slots / fpr;
+  if (!(ratio < 0x1p1000)) return 1001;  // far beyond any stored width
+  auto f = static_cast<unsigned>(std::max(4.0, std::ceil(std::log2(ratio))));
+  while (std::ldexp(1.0, static_cast<int>(f)) < ratio)
+    ++f;  // guard against log2 rounding down
+  while (f > 4 && std::ldexp(1.0, static_cast<int>(f) - 1) >= ratio)
+    --f;  // and rounding up
+  return f;
+}
+
+/// The narrowest width in fingerprint_widths that holds `bits` bits, or 0 when none does.
+constexpr unsigned round_up_fingerprint_bits(unsigned bits) noexcept {
+  for (unsigned w : fingerprint_widths) {
+    if (w >= bits) return w;
+  }
+  return 0;
+}
+
+/// 1 - (1 - 1/(2^f - 1))^(2 b load): the false-positive rate of a cuckoo filter at that load.
+inline double cuckoo_fpr(unsigned fingerprint_bits, unsigned slots, double load) {
+  const double tags = std::ldexp(1.0, static_cast<int>(fingerprint_bits)) - 1.0;
+  return -std::expm1(2.0 * slots * load * std::log1p(-1.0 / tags));
+}
+
+/// The full shape for a given b, or fingerprint_bits == 0 when no stored width reaches eps.
+inline filter_params params_with_slots(std::size_t n, double fpr, unsigned slots) {
+  filter_params p{};
+  p.capacity = n;
+  p.target_fpr = fpr;
+  p.slots_per_bucket = slots;
+  p.min_fingerprint_bits = min_fingerprint_bits_for(fpr, slots);
+  p.fingerprint_bits = round_up_fingerprint_bits(p.min_fingerprint_bits);
+  if (p.fingerprint_bits == 0) return p;
+  p.num_buckets = buckets_for_capacity(n, slots);
+  const double slots_total = static_cast<double>(p.num_buckets) * slots;
+  p.load_factor = static_cast<double>(n) / slots_total;
+  p.expected_fpr = cuckoo_fpr(p.fingerprint_bits, slots, p.load_factor);
+  p.bits_per_item = p.fingerprint_bits * slots_total / static_cast<double>(n);
+  p.bloom_bits_per_item = std::numbers::log2e * std::log2(1.0 / fpr);
+  p.bloom_hashes =
+      static_cast<unsigned>(std::max(1.0, std::round(std::numbers::ln2 * p.bloom_bits_per_item)));
+  return p;
+}
+
+}  // namespace detail
+
+/// The cuckoo filter shape ccf recommends for n items at false-positive rate `fpr` (see the rules
+/// above). Throws std::invalid_argument for n == 0, for fpr outside (0, 1) or NaN, and for an fpr
+/// below what 32-bit fingerprints reach (2b / 2^32, about 1.9e-9); std::length_error when n is too
+/// large for a table.
+inline filter_params params_for(std::size_t n, double fpr) {
+  if (n == 0) throw std::invalid_argument("ccf::params_for: n must be at least 1, got 0");
+  if (!(fpr > 0.0 && fpr < 1.0)) {
+    throw std::invalid_argument("ccf::params_for: fpr must be in (0, 1), got " +
+                                detail::params_format_double(fpr));
+  }
+  if (fpr > 0.002) return detail::params_with_slots(n, fpr, 2);
+  if (fpr > 1e-5) return detail::params_with_slots(n, fpr, 4);
+  const filter_params four = detail::params_with_slots(n, fpr, 4);
+  const filter_params eight = detail::params_with_slots(n, fpr, 8);
+  if (eight.fingerprint_bits != 0 &&
+      (four.fingerprint_bits == 0 || eight.bits_per_item < four.bits_per_item)) {
+    return eight;
+  }
+  if (four.fingerprint_bits != 0) return four;
+  throw std::invalid_argument("ccf::params_for: fpr " + detail::params_format_double(fpr) +
+                              " is below what 32-bit fingerprints reach (8 / 2^32 = " +
+                              detail::params_format_double(std::ldexp(8.0, -32)) + ")");
+}
+
+/// One line of key=value fields, e.g. for tables and logs:
+/// "n=1000000 eps=0.002 b=4 f=12 (min 12) buckets=268626 load=0.930662 fpr=0.00181671
+///  bits/item=12.894 bloom_bits/item=12.9349 bloom_k=9".
+inline std::string to_string(const filter_params& p) {
+  using detail::params_format_double;
+  return "n=" + std::to_string(p.capacity) + " eps=" + params_format_double(p.target_fpr) +
+         " b=" + std::to_string(p.slots_per_bucket) + " f=" + std::to_string(p.fingerprint_bits) +
+         " (min " + std::to_string(p.min_fingerprint_bits) + ")" +
+         " buckets=" + std::to_string(p.num_buckets) +
+         " load=" + params_format_double(p.load_factor) +
+         " fpr=" + params_format_double(p.expected_fpr) +
+         " bits/item=" + params_format_double(p.bits_per_item) +
+         " bloom_bits/item=" + params_format_double(p.bloom_bits_per_item) +
+         " bloom_k=" + std::to_string(p.bloom_hashes);
+}
+
+}  // namespace ccf
