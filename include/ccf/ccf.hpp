@@ -1,0 +1,12 @@
+// ccf — concurrent cuckoo filters. This header includes every public ccf header.
+#pragma once
+
+#include "ccf/bloom_filter.hpp"
+#include "ccf/concurrent_cuckoo_filter.hpp"
+#include "ccf/config.hpp"
+#include "ccf/cuckoo_filter.hpp"
+#include "ccf/hash.hpp"
+#include "ccf/params.hpp"
+#if __has_include("ccf/lockfree_cuckoo_filter.hpp")
+#include "ccf/lockfree_cuckoo_filter.hpp"
+#endif

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds ccf and runs its demo: every filter on the embedded default workload, one table.
+# Installs missing Debian packages first. Extra arguments go to ccf-demo (see --help).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCCF_BUILD_TOOLS=ON >/dev/null
+cmake --build build/release -j"$(nproc)" --target ccf-demo
+./build/release/tools/ccf-demo "$@"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds ccf and runs its tests: the whole suite in a Release build, then the concurrency tests
+# again under ThreadSanitizer and under AddressSanitizer + UndefinedBehaviorSanitizer, each in its
+# own build directory. Installs missing Debian packages first.
+# Usage: scripts/run_tests.sh [--quick]     (--quick: the Release suite only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+jobs=$(nproc)
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+echo "== Release build: every test =="
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCCF_BUILD_BENCH=ON -DCCF_BUILD_TOOLS=ON >/dev/null
+cmake --build build/release -j"$jobs"
+(cd build/release && ctest --output-on-failure -j"$jobs" --timeout 600)
+
+[ "$quick" = 1 ] && exit 0
+
+# The concurrency tests, built alone in each sanitizer configuration.
+sanitized_tests="stress_concurrent_test;stress_lock_test;stress_kcas_test;lock_test;kcas_test;contract_test"
+for f in tests/lockfree_test.cpp tests/linearizability_test.cpp; do
+  [ -f "$f" ] && sanitized_tests="$sanitized_tests;$(basename "$f" .cpp)"
+done
+for san in thread address,undefined; do
+  dir=build/san-${san//,/-}
+  echo "== ${san} sanitizer build: ${sanitized_tests//;/ } =="
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCF_SANITIZE="$san" \
+    -DCCF_BUILD_BENCH=OFF -DCCF_BUILD_TOOLS=OFF "-DCCF_TESTS_ONLY=$sanitized_tests" >/dev/null
+  cmake --build "$dir" -j"$jobs"
+  (cd "$dir" && CCF_TEST_SCALE=0.2 CCF_STRESS_MS=600 \
+     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+     ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
+     ctest --output-on-failure -j"$jobs" --timeout 900)
+done
+echo "ccf: all test runs passed"
