@@ -203,7 +203,8 @@ TYPED_TEST(stress, hot_keys_inserted_and_erased_by_many_threads) {
     threads.emplace_back([&, t] {
       std::mt19937_64 rng(t);
       start.arrive_and_wait();
-      for (int round = 0; round < 20000; ++round) {
+      const int rounds = static_cast<int>(std::max(2000.0, 20000 * test_scale()));
+      for (int round = 0; round < rounds; ++round) {
         const u64 k = hot[rng() % hot.size()];
         if (!f.insert(k)) {
           insert_failures.fetch_add(1);
