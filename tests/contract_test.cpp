@@ -57,7 +57,8 @@ TYPED_TEST(contract, refused_insert_loses_nothing) {
   }
   EXPECT_GT(refused, 0u);
   EXPECT_EQ(f.size(), stored.size());
-  for (u64 k : stored) ASSERT_TRUE(f.contains(k)) << "item lost by a refused insert";
+  for (u64 k : stored)
+    ASSERT_TRUE(f.contains(k)) << "item lost by a refused insert";
 }
 
 TYPED_TEST(contract, erase_removes_exactly_one_copy) {
@@ -85,12 +86,14 @@ TYPED_TEST(contract, duplicates_up_to_two_buckets_then_clean_refusal) {
   const u64 k = key_of(7);
   const auto p = f.locate(k);
   const unsigned limit = p.i1 == p.i2 ? b : 2 * b;
-  for (unsigned c = 0; c < limit; ++c) ASSERT_TRUE(f.insert(k)) << "copy " << c;
+  for (unsigned c = 0; c < limit; ++c)
+    ASSERT_TRUE(f.insert(k)) << "copy " << c;
   EXPECT_EQ(f.count(k), limit);
   EXPECT_FALSE(f.insert(k));
   EXPECT_EQ(f.count(k), limit);
   EXPECT_EQ(f.size(), limit);
-  for (unsigned c = 0; c < limit; ++c) ASSERT_TRUE(f.erase(k));
+  for (unsigned c = 0; c < limit; ++c)
+    ASSERT_TRUE(f.erase(k));
   EXPECT_EQ(f.size(), 0u);
   EXPECT_FALSE(f.contains(k));
 }
@@ -99,7 +102,8 @@ TYPED_TEST(contract, batch_operations_agree_with_single_ones) {
   const std::size_t n = 20000;
   TypeParam a(n), b(n);
   const auto keys = make_keys(n, 3);
-  for (u64 k : keys) ASSERT_TRUE(a.insert(k));
+  for (u64 k : keys)
+    ASSERT_TRUE(a.insert(k));
   EXPECT_EQ(b.insert_many(std::span<const u64>(keys)), n);
   EXPECT_EQ(a.size(), b.size());
   std::vector<u64> probe = make_keys(2 * n, 4);
@@ -127,7 +131,8 @@ TYPED_TEST(contract, insert_many_stops_at_the_first_refusal) {
   const std::size_t done = f.insert_many(std::span<const u64>(keys));
   ASSERT_LT(done, keys.size());
   EXPECT_EQ(f.size(), done);
-  for (std::size_t i = 0; i < done; ++i) ASSERT_TRUE(f.contains(keys[i]));
+  for (std::size_t i = 0; i < done; ++i)
+    ASSERT_TRUE(f.contains(keys[i]));
 }
 
 TYPED_TEST(contract, agrees_with_an_exact_multiset) {
@@ -171,13 +176,16 @@ TYPED_TEST(contract, agrees_with_an_exact_multiset) {
 TYPED_TEST(contract, clear_empties_the_filter) {
   TypeParam f(10000);
   const auto keys = make_keys(9000, 6);
-  for (u64 k : keys) ASSERT_TRUE(f.insert(k));
+  for (u64 k : keys)
+    ASSERT_TRUE(f.insert(k));
   f.clear();
   EXPECT_EQ(f.size(), 0u);
   std::size_t still = 0;
-  for (u64 k : keys) still += f.contains(k) ? 1 : 0;
+  for (u64 k : keys)
+    still += f.contains(k) ? 1 : 0;
   EXPECT_EQ(still, 0u);
-  for (u64 k : keys) ASSERT_TRUE(f.insert(k));
+  for (u64 k : keys)
+    ASSERT_TRUE(f.insert(k));
   EXPECT_EQ(f.size(), keys.size());
 }
 
@@ -225,7 +233,8 @@ TYPED_TEST(contract, thesis_table_api) {
   EXPECT_EQ(f.size(), 1u);
   // A full bucket: without kickout the insert is refused, with it a victim comes back.
   const typename TypeParam::tag_type other = p.tag == 1 ? 2 : 1;
-  for (unsigned j = 0; j < TypeParam::slots_per_bucket; ++j) f.write_tag(p.i1, j, other);
+  for (unsigned j = 0; j < TypeParam::slots_per_bucket; ++j)
+    f.write_tag(p.i1, j, other);
   EXPECT_FALSE(f.insert_tag_to_bucket(p.i1, p.tag, false, old));
   old = 0;
   EXPECT_FALSE(f.insert_tag_to_bucket(p.i1, p.tag, true, old));
@@ -236,11 +245,13 @@ TYPED_TEST(contract, thesis_table_api) {
 }
 
 TYPED_TEST(contract, string_keys_work_too) {
-  using string_filter = ccf::cuckoo_filter<std::string, TypeParam::fingerprint_bits,
-                                           TypeParam::slots_per_bucket>;
+  using string_filter =
+      ccf::cuckoo_filter<std::string, TypeParam::fingerprint_bits, TypeParam::slots_per_bucket>;
   string_filter f(5000);
-  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(f.insert("key-" + std::to_string(i)));
-  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(f.contains("key-" + std::to_string(i)));
+  for (int i = 0; i < 5000; ++i)
+    ASSERT_TRUE(f.insert("key-" + std::to_string(i)));
+  for (int i = 0; i < 5000; ++i)
+    ASSERT_TRUE(f.contains("key-" + std::to_string(i)));
 }
 
 }  // namespace

@@ -16,10 +16,9 @@ struct cfg {
 
 template <class C>
 class every_layout : public ::testing::Test {};
-using layouts =
-    ::testing::Types<cfg<4, 2>, cfg<4, 4>, cfg<4, 8>, cfg<8, 2>, cfg<8, 4>, cfg<8, 8>, cfg<12, 2>,
-                     cfg<12, 4>, cfg<12, 8>, cfg<16, 2>, cfg<16, 4>, cfg<16, 8>, cfg<32, 2>,
-                     cfg<32, 4>, cfg<32, 8>>;
+using layouts = ::testing::Types<cfg<4, 2>, cfg<4, 4>, cfg<4, 8>, cfg<8, 2>, cfg<8, 4>, cfg<8, 8>,
+                                 cfg<12, 2>, cfg<12, 4>, cfg<12, 8>, cfg<16, 2>, cfg<16, 4>,
+                                 cfg<16, 8>, cfg<32, 2>, cfg<32, 4>, cfg<32, 8>>;
 TYPED_TEST_SUITE(every_layout, layouts);
 
 /// Fills one key at a time until the first refusal; returns the keys stored.
@@ -38,9 +37,12 @@ TYPED_TEST(every_layout, no_false_negatives_when_full_and_after_erasing_half) {
   typename TypeParam::filter f(50000, 5);
   const auto stored = fill_until_refused(f, 1);
   ASSERT_GE(stored.size(), 50000u);
-  for (u64 k : stored) ASSERT_TRUE(f.contains(k));
-  for (std::size_t i = 0; i < stored.size(); i += 2) ASSERT_TRUE(f.erase(stored[i]));
-  for (std::size_t i = 1; i < stored.size(); i += 2) ASSERT_TRUE(f.contains(stored[i]));
+  for (u64 k : stored)
+    ASSERT_TRUE(f.contains(k));
+  for (std::size_t i = 0; i < stored.size(); i += 2)
+    ASSERT_TRUE(f.erase(stored[i]));
+  for (std::size_t i = 1; i < stored.size(); i += 2)
+    ASSERT_TRUE(f.contains(stored[i]));
   EXPECT_EQ(f.size(), stored.size() / 2);
 }
 
@@ -90,7 +92,8 @@ void check_fpr(std::size_t cap, double min_hits) {
       2.0 * F::slots_per_bucket * alpha / (std::ldexp(1.0, F::fingerprint_bits) - 1.0);
   const auto queries = static_cast<u64>(min_hits / expected);
   u64 hits = 0;
-  for (u64 i = 0; i < queries; ++i) hits += f.contains(key_of(i, 1000)) ? 1 : 0;
+  for (u64 i = 0; i < queries; ++i)
+    hits += f.contains(key_of(i, 1000)) ? 1 : 0;
   const double measured = static_cast<double>(hits) / static_cast<double>(queries);
   EXPECT_NEAR(measured, expected, 0.15 * expected)
       << "f=" << F::fingerprint_bits << " b=" << F::slots_per_bucket << " alpha=" << alpha

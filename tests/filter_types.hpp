@@ -24,11 +24,14 @@ namespace ccf_test {
 using u64 = std::uint64_t;
 
 /// Distinct 64-bit keys: a bijective mix of a counter, so keys never repeat within one stream.
-inline u64 key_of(u64 i, u64 stream = 0) { return ccf::mix64(i ^ (stream << 48)); }
+inline u64 key_of(u64 i, u64 stream = 0) {
+  return ccf::mix64(i ^ (stream << 48));
+}
 
 inline std::vector<u64> make_keys(std::size_t n, u64 stream = 0) {
   std::vector<u64> keys(n);
-  for (std::size_t i = 0; i < n; ++i) keys[i] = key_of(i, stream);
+  for (std::size_t i = 0; i < n; ++i)
+    keys[i] = key_of(i, stream);
   return keys;
 }
 

@@ -122,7 +122,8 @@ void churn(std::size_t capacity, int run_ms) {
   start.arrive_and_wait();
   std::this_thread::sleep_for(std::chrono::milliseconds(run_ms));
   stop = true;
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
 
   EXPECT_EQ(misses.load(), 0u) << "false negative under concurrency, e.g. key " << first_missed;
   EXPECT_GT(lookups.load(), 0u);
@@ -135,7 +136,8 @@ void churn(std::size_t capacity, int run_ms) {
   EXPECT_GT(ops, 0u);
   EXPECT_EQ(f.size(), stable.size() + live);
   EXPECT_GE(static_cast<double>(f.size()) / static_cast<double>(slots), floor);
-  for (u64 k : stable) ASSERT_TRUE(f.contains(k));
+  for (u64 k : stable)
+    ASSERT_TRUE(f.contains(k));
   for (const ledger& l : ledgers) {
     for (std::size_t i = 0; i < l.pool.size(); ++i) {
       if (l.present[i]) {
@@ -181,15 +183,18 @@ TYPED_TEST(stress, parallel_fill_from_empty_keeps_every_key) {
       if (t % 2 == 0) {
         done = f.insert_many(std::span<const u64>(keys.data() + lo, hi - lo));
       } else {
-        for (std::size_t i = lo; i < hi; ++i) done += f.insert(keys[i]) ? 1 : 0;
+        for (std::size_t i = lo; i < hi; ++i)
+          done += f.insert(keys[i]) ? 1 : 0;
       }
       inserted.fetch_add(done);
     });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   EXPECT_EQ(inserted.load(), keys.size());
   EXPECT_EQ(f.size(), keys.size());
-  for (u64 k : keys) ASSERT_TRUE(f.contains(k));
+  for (u64 k : keys)
+    ASSERT_TRUE(f.contains(k));
 }
 
 TYPED_TEST(stress, hot_keys_inserted_and_erased_by_many_threads) {
@@ -215,7 +220,8 @@ TYPED_TEST(stress, hot_keys_inserted_and_erased_by_many_threads) {
       }
     });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   EXPECT_EQ(insert_failures.load(), 0u);
   EXPECT_EQ(erase_failures.load(), 0u);
   EXPECT_EQ(f.size(), 0u);
@@ -258,9 +264,11 @@ TEST(striped_locking, writers_exclude_each_other_and_readers_see_whole_updates) 
       }
     });
   }
-  for (int w = 0; w < writers; ++w) threads[w].join();
+  for (int w = 0; w < writers; ++w)
+    threads[w].join();
   stop = true;
-  for (int r = 0; r < readers; ++r) threads[writers + r].join();
+  for (int r = 0; r < readers; ++r)
+    threads[writers + r].join();
   EXPECT_EQ(torn.load(), 0u);
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < n / 2; ++i) {

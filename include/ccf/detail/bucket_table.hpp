@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "ccf/config.hpp"
@@ -128,6 +129,30 @@ class bucket_table {
     }
     return false;
   }
+  // ---- whole-table access (saving and loading) ----
+  std::span<const std::uint64_t> words() const noexcept {
+    return {memory_.data(), memory_.words()};
+  }
+  std::span<std::uint64_t> words() noexcept { return {memory_.data(), memory_.words()}; }
+  /// Number of non-empty slots.
+  std::size_t count_tags() const noexcept {
+    std::size_t empty = 0;
+    for (std::size_t i = 0; i < num_buckets_; ++i)
+      empty += count(load(i), 0);
+    return num_buckets_ * Slots - empty;
+  }
+  /// True when every bit past the last bucket (in the last word and the spare word) is zero.
+  bool padding_is_clear() const noexcept {
+    const std::size_t used = num_buckets_ * chunks * chunk_bits;
+    const std::uint64_t* w = memory_.data();
+    for (std::size_t k = used / 64; k < memory_.words(); ++k) {
+      const unsigned keep = k == used / 64 ? static_cast<unsigned>(used % 64) : 0;
+      const std::uint64_t mask = keep == 0 ? ~std::uint64_t{0} : ~((std::uint64_t{1} << keep) - 1);
+      if ((WordPolicy::load(w[k]) & mask) != 0) return false;
+    }
+    return true;
+  }
+
   std::string info() const {
     return "bucket table: " + std::to_string(num_buckets_) + " buckets x " + std::to_string(Slots) +
            " slots x " + std::to_string(Bits) + " bits = " + std::to_string(size_in_bytes()) +

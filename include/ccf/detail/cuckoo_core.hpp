@@ -56,6 +56,8 @@ class cuckoo_core {
   using counter_type = std::conditional_t<WordPolicy::concurrent, sharded_counter, plain_counter>;
 
   static constexpr std::size_t default_max_kicks = 500;
+  static constexpr unsigned fingerprint_bits = Bits;
+  static constexpr unsigned slots_per_bucket = Slots;
 
   cuckoo_core(std::size_t capacity, std::size_t max_kicks)
       : table_(checked_buckets(capacity)),
@@ -67,6 +69,34 @@ class cuckoo_core {
     const auto by_load = static_cast<std::size_t>(static_cast<double>(table_.num_buckets()) *
                                                   Slots * design_load(Slots, Bits));
     capacity_ = by_load <= capacity + capacity / 20 + 64 ? std::max(by_load, capacity) : capacity;
+  }
+
+  /// Tag for the constructor that builds an empty core of exactly `num_buckets` buckets.
+  struct exact_buckets_t {};
+
+  cuckoo_core(exact_buckets_t, std::size_t num_buckets, std::size_t capacity, std::size_t max_kicks)
+      : table_(num_buckets),
+        indexer_(num_buckets),
+        locks_(num_buckets, tag_packing<Bits, Slots>::buckets_per_word_group),
+        max_kicks_(max_kicks),
+        capacity_(capacity) {}
+
+  /// Streams every table word to `sink` while all locks are held (a consistent snapshot even
+  /// with other threads at work); returns the item count of that snapshot.
+  template <class Sink>
+  std::size_t save_words(Sink& sink) const {
+    [[maybe_unused]] auto guard = locks_.lock_all();
+    for (const std::uint64_t& w : table_.words())
+      sink(WordPolicy::load(w));
+    return count_.get();
+  }
+  /// Fills the table of a fresh core from `source`, one word per call.
+  template <class Source>
+  void load_words(Source& source) {
+    for (std::uint64_t& w : table_.words())
+      WordPolicy::flip(w, source());
+    count_.reset();
+    count_.add(static_cast<std::ptrdiff_t>(table_.count_tags()));
   }
 
   const table_type& table() const noexcept { return table_; }

@@ -12,11 +12,17 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <istream>
+#include <memory>
+#include <ostream>
 #include <span>
 #include <stdexcept>
 #include <string>
 
 #include "ccf/config.hpp"
+#include "ccf/detail/serialization.hpp"
+#include "ccf/detail/sizing.hpp"
+#include "ccf/detail/tag_packing.hpp"
 #include "ccf/hash.hpp"
 
 namespace ccf::detail {
@@ -40,6 +46,28 @@ class basic_filter {
   explicit basic_filter(std::size_t capacity, std::uint64_t seed = default_seed,
                         std::size_t max_kicks = default_max_kicks)
       : core_(capacity, max_kicks), seed_(seed) {}
+
+  /// Loads a filter saved by save() (by this type, or by the sequential / lock-based concurrent
+  /// filter of the same key type, tag width, bucket size and hash). Throws ccf::format_error when
+  /// the stream is truncated or corrupt or holds another kind of filter.
+  explicit basic_filter(std::istream& in) : basic_filter(std::make_unique<file_reader>(in)) {}
+
+  /// Writes the filter to `out` (format: detail/serialization.hpp). Safe to call while other
+  /// threads use a concurrent filter: it holds all locks while it copies the table.
+  void save(std::ostream& out) const {
+    file_header h;
+    h.fingerprint_bits = Core::fingerprint_bits;
+    h.slots_per_bucket = Core::slots_per_bucket;
+    h.num_buckets = num_buckets();
+    h.seed = seed_;
+    h.max_kicks = max_kicks();
+    h.capacity = capacity();
+    h.word_count = core_.table().words().size();
+    h.hash_probe = detail::hash_probe<Key, Hash>(seed_);
+    detail::word_writer writer(out, h);
+    const std::size_t items = core_.save_words(writer);
+    writer.finish(items);
+  }
 
   bool insert(const Key& key) { return core_.insert(locate(key)); }
   bool contains(const Key& key) const { return core_.contains(locate(key)); }
@@ -128,6 +156,50 @@ class basic_filter {
   const Core& core() const noexcept { return core_; }
 
  private:
+  using file_header = detail::file_header;
+  using file_reader = detail::word_reader;
+
+  explicit basic_filter(std::unique_ptr<file_reader> reader)
+      : core_(typename Core::exact_buckets_t{}, checked_buckets(reader->header()),
+              static_cast<std::size_t>(reader->header().capacity),
+              static_cast<std::size_t>(reader->header().max_kicks)),
+        seed_(reader->header().seed) {
+    core_.load_words(*reader);
+    const std::uint64_t items = reader->finish();
+    if (!core_.table().padding_is_clear()) {
+      throw format_error("ccf: corrupt filter file (bits set past the last bucket)");
+    }
+    if (items != size()) {
+      throw format_error("ccf: corrupt filter file (it says " + std::to_string(items) +
+                         " items, its table holds " + std::to_string(size()) + " tags)");
+    }
+  }
+
+  static std::size_t checked_buckets(const file_header& h) {
+    if (h.fingerprint_bits != Core::fingerprint_bits ||
+        h.slots_per_bucket != Core::slots_per_bucket) {
+      throw format_error("ccf: the file holds a filter of " + std::to_string(h.fingerprint_bits) +
+                         "-bit tags in " + std::to_string(h.slots_per_bucket) +
+                         "-slot buckets; this filter type has " +
+                         std::to_string(Core::fingerprint_bits) + "-bit tags in " +
+                         std::to_string(Core::slots_per_bucket) + "-slot buckets");
+    }
+    if (h.hash_probe != detail::hash_probe<Key, Hash>(h.seed)) {
+      throw format_error("ccf: the file was written with another key type or hash function");
+    }
+    const std::uint64_t words =
+        detail::tag_packing<Core::fingerprint_bits, Core::slots_per_bucket>::words_for(
+            h.num_buckets);
+    if (h.num_buckets == 0 || h.num_buckets >= (std::uint64_t{1} << 56) || h.word_count != words ||
+        h.capacity == 0) {
+      throw format_error("ccf: corrupt filter file (bucket count " + std::to_string(h.num_buckets) +
+                         ", word count " + std::to_string(h.word_count) + ", capacity " +
+                         std::to_string(h.capacity) + " do not fit together)");
+    }
+    detail::check_fits_in_memory(words * 8, static_cast<std::size_t>(h.capacity));
+    return static_cast<std::size_t>(h.num_buckets);
+  }
+
   template <class Sink>
   std::size_t batch_lookup(std::span<const Key> keys, Sink&& sink) const {
     std::array<position, batch_window> ring;
