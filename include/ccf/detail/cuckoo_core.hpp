@@ -12,7 +12,8 @@
 // A reader validated by the lock policy sees a hop entirely or not at all, so it always finds t in
 // one of its two buckets.
 //
-// Insert. (1) Under lock_two(i1, i2), put the tag in a free slot of i1, else i2. (2) Otherwise a
+// Insert. (1) Put the tag into whichever of i1, i2 has more free slots (concurrent filters
+// choose without locks, then lock only that bucket and re-check). (2) Otherwise a
 // breadth-first search, taking no lock, looks for a cuckoo path: starting from i1 and i2, each
 // visited bucket's tags are expanded to their alternate buckets until a bucket with a free slot is
 // found or `max_kicks` buckets have been queued (children are prefetched as they are queued, so
@@ -216,6 +217,16 @@ class cuckoo_core {
   /// Puts p.tag into a free slot of i1 or i2, preferring the bucket with more free slots (two
   /// choices keep buckets evenly filled, so searches for cuckoo paths start later and end sooner).
   bool place(const position& p) {
+    if constexpr (LockPolicy::concurrent) {
+      // Choose the bucket without locks, then lock only its stripe: one lock instead of two
+      // for most inserts. If the choice went stale, fall back to locking both.
+      const unsigned free1 = table_type::count(table_.load(p.i1), 0);
+      const unsigned free2 = p.i2 != p.i1 ? table_type::count(table_.load(p.i2), 0) : 0;
+      if (free1 == 0 && free2 == 0) return false;
+      const std::size_t i = free1 >= free2 ? p.i1 : p.i2;
+      [[maybe_unused]] auto guard = locks_.lock_two(i, i);
+      if (put(i, p.tag)) return true;
+    }
     [[maybe_unused]] auto guard = locks_.lock_two(p.i1, p.i2);
     const bucket b1 = table_.load(p.i1);
     const bucket b2 = table_.load(p.i2);
@@ -226,6 +237,14 @@ class cuckoo_core {
     const std::size_t i = first ? p.i1 : p.i2;
     const int j = table_type::free_slot(first ? b1 : b2);
     table_.replace_tag(i, static_cast<unsigned>(j), 0, p.tag);
+    count_.add(1);
+    return true;
+  }
+  /// Puts `tag` into a free slot of bucket i (the caller holds its lock).
+  CCF_FORCEINLINE bool put(std::size_t i, tag_type tag) {
+    const int j = table_type::free_slot(table_.load(i));
+    if (j < 0) return false;
+    table_.replace_tag(i, static_cast<unsigned>(j), 0, tag);
     count_.add(1);
     return true;
   }
