@@ -101,3 +101,61 @@ TEST(bucket_table, neighbouring_buckets_never_overwrite_each_other) {
 }
 
 }  // namespace
+
+namespace {
+
+// Whole-bucket queries (SIMD where the layout allows it, SWAR otherwise) against a slot-by-slot
+// reference on random buckets with planted empties and matches.
+template <unsigned Bits, unsigned Slots>
+void check_bucket_queries() {
+  using table = ccf::detail::bucket_table<Bits, Slots, ccf::detail::plain_words>;
+  const std::size_t n = 257;
+  table t(n);
+  std::mt19937_64 rng(Bits * 10 + Slots);
+  const std::uint64_t mask = (std::uint64_t{1} << Bits) - 1;
+  for (int iter = 0; iter < 20000; ++iter) {
+    const std::size_t i = rng() % n;
+    const auto tag = static_cast<std::uint32_t>(rng() & mask);
+    for (unsigned j = 0; j < Slots; ++j) {
+      const unsigned r = rng() % 3;
+      t.write_tag(i, j, r == 0 ? 0u : (r == 1 ? tag : static_cast<std::uint32_t>(rng() & mask)));
+    }
+    const auto b = t.load(i);
+    unsigned count = 0, empties = 0;
+    int first = -1, first_empty = -1;
+    for (unsigned j = 0; j < Slots; ++j) {
+      const auto v = t.read_tag(i, j);
+      if (v == tag) {
+        ++count;
+        if (first < 0) first = static_cast<int>(j);
+      }
+      if (v == 0) {
+        ++empties;
+        if (first_empty < 0) first_empty = static_cast<int>(j);
+      }
+    }
+    ASSERT_EQ(table::count(b, tag), count);
+    ASSERT_EQ(table::has(b, tag), count > 0);
+    ASSERT_EQ(table::find(b, tag), first);
+    ASSERT_EQ(table::count(b, 0), empties);
+    ASSERT_EQ(table::free_slot(b), first_empty);
+  }
+}
+
+TEST(bucket_table, whole_bucket_queries_match_a_slot_by_slot_reference) {
+  check_bucket_queries<4, 2>();
+  check_bucket_queries<4, 8>();
+  check_bucket_queries<8, 2>();
+  check_bucket_queries<8, 4>();
+  check_bucket_queries<8, 8>();
+  check_bucket_queries<12, 4>();
+  check_bucket_queries<12, 8>();
+  check_bucket_queries<16, 2>();
+  check_bucket_queries<16, 4>();
+  check_bucket_queries<16, 8>();
+  check_bucket_queries<32, 2>();
+  check_bucket_queries<32, 4>();
+  check_bucket_queries<32, 8>();
+}
+
+}  // namespace

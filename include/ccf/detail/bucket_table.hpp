@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -62,14 +63,21 @@ class bucket_table {
     return b;
   }
 
-  // ---- queries on a loaded bucket (all SWAR, no per-slot loop) ----
+  // ---- queries on a loaded bucket (SIMD or SWAR over the whole bucket, no per-slot loop) ----
+  using simd = simd_match<Bits, Slots>;
+  static constexpr bool use_simd = simd::available;
+
   static CCF_FORCEINLINE bool has(const bucket& b, tag_type tag) noexcept {
+    if constexpr (use_simd) return simd::mask(b.chunk, tag) != 0;
     std::uint64_t any = 0;
     for (unsigned c = 0; c < chunks; ++c)
       any |= chunk_ops::match_lanes(b.chunk[c], tag);
     return any != 0;
   }
   static CCF_FORCEINLINE unsigned count(const bucket& b, tag_type tag) noexcept {
+    if constexpr (use_simd) {
+      return static_cast<unsigned>(std::popcount(simd::mask(b.chunk, tag))) / simd::bytes_per_slot;
+    }
     unsigned n = 0;
     for (unsigned c = 0; c < chunks; ++c)
       n += chunk_ops::count(b.chunk[c], tag);
@@ -77,6 +85,10 @@ class bucket_table {
   }
   /// Slot index holding `tag` (0 finds an empty slot), or -1.
   static CCF_FORCEINLINE int find(const bucket& b, tag_type tag) noexcept {
+    if constexpr (use_simd) {
+      const std::uint32_t m = simd::mask(b.chunk, tag);
+      return m == 0 ? -1 : static_cast<int>(std::countr_zero(m) / simd::bytes_per_slot);
+    }
     for (unsigned c = 0; c < chunks; ++c) {
       const std::uint64_t m = chunk_ops::match_lanes(b.chunk[c], tag);
       if (m != 0) return static_cast<int>(c * tags_per_chunk + chunk_ops::first_lane(m));

@@ -11,12 +11,25 @@
 //   y = (x & low) + low        -> a lane's top bit is set iff the lane's low bits are non-zero
 //   zero_lanes(x) = ~(y | x | low) & top
 // so the top bit of a lane is set exactly when that whole lane is zero.
+//
+// SIMD. For tags of 8, 16 and 32 bits (whole bytes), simd_match compares a whole bucket of up to
+// 256 bits with SSE2 (part of every x86-64) and returns one bit per byte of the bucket that holds
+// a match; buckets of 16-bit x 8 and 32-bit tags span several words, where this is about three
+// times faster than SWAR per word, and even a one-word bucket gains in builds without
+// -march=native (measured on in-cache buckets). 4- and 12-bit lanes are not byte-aligned and
+// stay with SWAR.
 #pragma once
 
+#include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 
 #include "ccf/config.hpp"
+
+#if CCF_HAS_SSE2
+#include <emmintrin.h>
+#endif
 
 namespace ccf::detail {
 
@@ -68,6 +81,56 @@ struct swar {
     return (x >> (lane * Bits)) & lane_mask;
   }
 };
+
+#if CCF_HAS_SSE2
+/// Whole-bucket SSE2 matching for byte-aligned tags: `mask` has bit k set when byte k of the
+/// bucket lies in a slot that equals `tag` (each slot contributes Bits / 8 bits).
+template <unsigned Bits, unsigned Slots>
+struct simd_match {
+  static constexpr bool available = (Bits == 8 || Bits == 16 || Bits == 32) && Bits * Slots <= 256;
+  static constexpr unsigned bytes_per_slot = Bits / 8;
+  static constexpr unsigned bucket_bytes = Bits * Slots / 8;
+  static constexpr std::uint32_t valid =
+      bucket_bytes >= 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << bucket_bytes) - 1;
+
+  static CCF_FORCEINLINE __m128i broadcast(std::uint32_t tag) noexcept {
+    if constexpr (Bits == 8) return _mm_set1_epi8(static_cast<char>(tag));
+    if constexpr (Bits == 16) return _mm_set1_epi16(static_cast<short>(tag));
+    if constexpr (Bits == 32) return _mm_set1_epi32(static_cast<int>(tag));
+  }
+  static CCF_FORCEINLINE std::uint32_t compare(__m128i v, __m128i t) noexcept {
+    __m128i eq;
+    if constexpr (Bits == 8) eq = _mm_cmpeq_epi8(v, t);
+    if constexpr (Bits == 16) eq = _mm_cmpeq_epi16(v, t);
+    if constexpr (Bits == 32) eq = _mm_cmpeq_epi32(v, t);
+    return static_cast<std::uint32_t>(_mm_movemask_epi8(eq));
+  }
+  template <std::size_t Words>
+  static CCF_FORCEINLINE std::uint32_t mask(const std::array<std::uint64_t, Words>& w,
+                                            std::uint32_t tag) noexcept {
+    const __m128i t = broadcast(tag);
+    if constexpr (Words == 1) {
+      return compare(_mm_cvtsi64_si128(static_cast<long long>(w[0])), t) & valid;
+    } else if constexpr (Words == 2) {
+      return compare(_mm_set_epi64x(static_cast<long long>(w[1]), static_cast<long long>(w[0])),
+                     t) &
+             valid;
+    } else {
+      static_assert(Words == 4, "buckets of at most four words");
+      const std::uint32_t lo =
+          compare(_mm_set_epi64x(static_cast<long long>(w[1]), static_cast<long long>(w[0])), t);
+      const std::uint32_t hi =
+          compare(_mm_set_epi64x(static_cast<long long>(w[3]), static_cast<long long>(w[2])), t);
+      return (lo | (hi << 16)) & valid;
+    }
+  }
+};
+#else
+template <unsigned Bits, unsigned Slots>
+struct simd_match {
+  static constexpr bool available = false;
+};
+#endif
 
 // The thesis's named predicates, for the 4-slot words it describes.
 constexpr bool hasvalue4(std::uint64_t v, std::uint64_t tag) noexcept {
