@@ -109,6 +109,7 @@ class cuckoo_core {
   CCF_FORCEINLINE void prefetch(const position& p) const noexcept {
     table_.prefetch(p.i1);
     table_.prefetch(p.i2);
+    if constexpr (requires { locks_.prefetch(p.i1, p.i2); }) locks_.prefetch(p.i1, p.i2);
   }
   CCF_FORCEINLINE void prefetch_for_write(const position& p) const noexcept {
     table_.prefetch_for_write(p.i1);

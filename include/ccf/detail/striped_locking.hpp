@@ -110,6 +110,12 @@ class striped_locking {
     }
   }
 
+  /// Batched lookups prefetch the two version words along with the buckets.
+  CCF_FORCEINLINE void prefetch(std::size_t i1, std::size_t i2) const noexcept {
+    CCF_PREFETCH(&versions_[stripe(i1)]);
+    CCF_PREFETCH(&versions_[stripe(i2)]);
+  }
+
   std::size_t stripes() const noexcept { return count_; }
 
  private:
