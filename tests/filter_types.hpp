@@ -12,12 +12,7 @@
 
 #include <ccf/concurrent_cuckoo_filter.hpp>
 #include <ccf/cuckoo_filter.hpp>
-#if __has_include(<ccf/lockfree_cuckoo_filter.hpp>)
 #include <ccf/lockfree_cuckoo_filter.hpp>
-#define CCF_TEST_HAS_LOCKFREE 1
-#else
-#define CCF_TEST_HAS_LOCKFREE 0
-#endif
 
 namespace ccf_test {
 
@@ -47,22 +42,14 @@ using all_filters = ::testing::Types<
     ccf::concurrent_cuckoo_filter<u64>, ccf::concurrent_cuckoo_filter<u64, 12, 2>,
     ccf::concurrent_cuckoo_filter<u64, 8, 8>,
     ccf::concurrent_cuckoo_filter<u64, 16, 4, ccf::hash<u64>, ccf::global_locking>,
-    ccf::concurrent_cuckoo_filter<u64, 16, 4, ccf::hash<u64>, ccf::elided_mcs_locking>
-#if CCF_TEST_HAS_LOCKFREE
-    ,
-    ccf::lockfree_cuckoo_filter<u64>
-#endif
-    >;
+    ccf::concurrent_cuckoo_filter<u64, 16, 4, ccf::hash<u64>, ccf::elided_mcs_locking>,
+    ccf::lockfree_cuckoo_filter<u64>, ccf::lockfree_cuckoo_filter<u64, 8, 4>>;
 
 using concurrent_filters = ::testing::Types<
     ccf::concurrent_cuckoo_filter<u64>, ccf::concurrent_cuckoo_filter<u64, 12, 4>,
     ccf::concurrent_cuckoo_filter<u64, 8, 2>,
     ccf::concurrent_cuckoo_filter<u64, 16, 4, ccf::hash<u64>, ccf::global_locking>,
-    ccf::concurrent_cuckoo_filter<u64, 16, 4, ccf::hash<u64>, ccf::elided_mcs_locking>
-#if CCF_TEST_HAS_LOCKFREE
-    ,
-    ccf::lockfree_cuckoo_filter<u64>
-#endif
-    >;
+    ccf::concurrent_cuckoo_filter<u64, 16, 4, ccf::hash<u64>, ccf::elided_mcs_locking>,
+    ccf::lockfree_cuckoo_filter<u64>>;
 
 }  // namespace ccf_test

@@ -172,10 +172,8 @@ int main(int argc, char** argv) {
       "concurrent<16,4> elided MCS (thesis)", threads, keys, absent));
   rows.push_back(run_cuckoo<concurrent_cuckoo_filter<u64, 16, 4, H, ccf::global_locking>>(
       "concurrent<16,4> global mutex", threads, keys, absent));
-#if __has_include(<ccf/lockfree_cuckoo_filter.hpp>)
   rows.push_back(run_cuckoo<ccf::lockfree_cuckoo_filter<u64, 12, 4>>("lockfree<12,4> (K-CAS)",
                                                                      threads, keys, absent));
-#endif
   const double fpr16 = rows[0].fpr_theory, fpr12 = rows[1].fpr_theory;
   rows.push_back(run_bloom<ccf::bloom_filter<u64>>("bloom_filter (FPR of cuckoo 16-bit)", keys,
                                                    absent, fpr16));

@@ -6,7 +6,5 @@
 #include "ccf/config.hpp"
 #include "ccf/cuckoo_filter.hpp"
 #include "ccf/hash.hpp"
-#include "ccf/params.hpp"
-#if __has_include("ccf/lockfree_cuckoo_filter.hpp")
 #include "ccf/lockfree_cuckoo_filter.hpp"
-#endif
+#include "ccf/params.hpp"

@@ -310,25 +310,34 @@ inline void check_value(std::uint64_t value) {
   }
 }
 
+/// kcas_load's slow path, for a word that held a descriptor tag: kept out of line so that the
+/// common case (a plain value) inlines into lookups as one load and one test.
+CCF_NOINLINE inline std::uint64_t load_tagged(const kcas_word& word,
+                                              std::uint64_t current) noexcept {
+  namespace enc = kcas_encoding;
+  const std::atomic<std::uint64_t>& raw = kcas_access::raw(word);
+  for (;;) {
+    if (enc::is_value(current)) return current;
+    if (enc::is_dcss_tag(current)) {
+      dcss_view view{};
+      if (read_dcss(current, view)) return view.expected;
+    } else {
+      std::uint64_t logical = 0;
+      if (kcas_logical_value(current, &word, logical)) return logical;
+    }
+    current = raw.load(std::memory_order_seq_cst);
+  }
+}
+
 }  // namespace kcas_impl
 
 /// The logical value of `word`. Never writes shared memory, never blocks, needs no thread slot:
 /// what readers (filter lookups) should use. Lock-free: it re-reads only when an operation on
 /// the word has finished in the meantime.
-[[nodiscard]] inline std::uint64_t kcas_load(const kcas_word& word) noexcept {
-  namespace enc = kcas_encoding;
-  const std::atomic<std::uint64_t>& raw = kcas_access::raw(word);
-  for (;;) {
-    const std::uint64_t current = raw.load(std::memory_order_seq_cst);
-    if (enc::is_value(current)) return current;
-    if (enc::is_dcss_tag(current)) {
-      kcas_impl::dcss_view view{};
-      if (kcas_impl::read_dcss(current, view)) return view.expected;
-      continue;
-    }
-    std::uint64_t logical = 0;
-    if (kcas_impl::kcas_logical_value(current, &word, logical)) return logical;
-  }
+[[nodiscard]] CCF_FORCEINLINE std::uint64_t kcas_load(const kcas_word& word) noexcept {
+  const std::uint64_t current = kcas_access::raw(word).load(std::memory_order_seq_cst);
+  if (CCF_LIKELY(kcas_encoding::is_value(current))) return current;
+  return kcas_impl::load_tagged(word, current);
 }
 
 /// The logical value of `word`, after finishing every operation found in it (the word holds a
