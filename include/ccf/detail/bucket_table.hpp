@@ -76,7 +76,7 @@ class bucket_table {
   }
   static CCF_FORCEINLINE unsigned count(const bucket& b, tag_type tag) noexcept {
     if constexpr (use_simd) {
-      return static_cast<unsigned>(std::popcount(simd::mask(b.chunk, tag))) / simd::bytes_per_slot;
+      return popcount64(simd::mask(b.chunk, tag)) / simd::bytes_per_slot;
     }
     unsigned n = 0;
     for (unsigned c = 0; c < chunks; ++c)

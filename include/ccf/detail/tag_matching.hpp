@@ -33,6 +33,19 @@
 
 namespace ccf::detail {
 
+/// Population count. std::popcount becomes a library call on x86-64 builds without -mpopcnt;
+/// this falls back to the branch-free bit-slicing count there.
+CCF_FORCEINLINE constexpr unsigned popcount64(std::uint64_t x) noexcept {
+#if defined(__POPCNT__) || !CCF_X86_64
+  return static_cast<unsigned>(std::popcount(x));
+#else
+  x = x - ((x >> 1) & 0x5555555555555555ULL);
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<unsigned>((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 template <unsigned Bits, unsigned Lanes>
 struct swar {
   static_assert(Bits >= 2 && Bits <= 32, "lane width out of range");
@@ -71,7 +84,13 @@ struct swar {
     return match_lanes(x, tag) != 0;
   }
   static CCF_FORCEINLINE constexpr unsigned count(std::uint64_t x, std::uint64_t tag) noexcept {
-    return static_cast<unsigned>(std::popcount(match_lanes(x, tag)));
+    return count_lanes(match_lanes(x, tag));
+  }
+  /// Number of lanes whose top bit is set in a lane mask: one shift, one multiply (the per-lane
+  /// ones add up in the top lane; at most 16 lanes, so the sum fits a lane of 4+ bits).
+  static CCF_FORCEINLINE constexpr unsigned count_lanes(std::uint64_t lane_bits) noexcept {
+    return static_cast<unsigned>((((lane_bits >> (Bits - 1)) * ones) >> ((Lanes - 1) * Bits)) &
+                                 lane_mask);
   }
   /// Lane index of the lowest set top bit of a lane mask (mask must be non-zero).
   static CCF_FORCEINLINE constexpr unsigned first_lane(std::uint64_t lane_bits) noexcept {
