@@ -18,6 +18,8 @@
 #include "ccf/config.hpp"
 #include "ccf/detail/kcas.hpp"
 
+#include "run_threads.hpp"
+
 namespace {
 
 namespace cd = ccf::detail;
@@ -30,23 +32,7 @@ constexpr int iterations = 20000;
 #endif
 constexpr int thread_count = 4;
 
-// Runs body(t) for t in [0, threads) on threads released together.
-template <typename Body>
-void run_threads(int threads, Body body) {
-  std::atomic<bool> go{false};
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<std::size_t>(threads));
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&go, &body, t] {
-      while (!go.load(std::memory_order_acquire))
-        std::this_thread::yield();
-      body(t);
-    });
-  }
-  go.store(true, std::memory_order_release);
-  for (auto& th : pool)
-    th.join();
-}
+using ccf_test::run_threads;
 
 TEST(KcasEncoding, ReservedBitsAndTags) {
   EXPECT_EQ(cd::kcas_word::value_mask, (std::uint64_t{1} << 62) - 1);

@@ -15,6 +15,8 @@
 #include "ccf/detail/mcs_lock.hpp"
 #include "ccf/detail/rtm.hpp"
 
+#include "run_threads.hpp"
+
 namespace {
 
 namespace cd = ccf::detail;
@@ -29,23 +31,7 @@ constexpr int iterations = 2000;
 constexpr int iterations = 10000;
 #endif
 
-// Runs `body(thread_index)` on thread_count threads released together.
-template <typename Body>
-void run_threads(int threads, Body body) {
-  std::atomic<bool> go{false};
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<std::size_t>(threads));
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&go, &body, t] {
-      while (!go.load(std::memory_order_acquire))
-        std::this_thread::yield();
-      body(t);
-    });
-  }
-  go.store(true, std::memory_order_release);
-  for (auto& th : pool)
-    th.join();
-}
+using ccf_test::run_threads;
 
 // Shared state a critical section checks: a plain counter and an "inside" flag that catches two
 // threads in the section at once.

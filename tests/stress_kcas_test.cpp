@@ -18,6 +18,8 @@
 #include "ccf/config.hpp"
 #include "ccf/detail/kcas.hpp"
 
+#include "run_threads.hpp"
+
 namespace {
 
 namespace cd = ccf::detail;
@@ -34,22 +36,7 @@ int scaled_ops() {
   return base_ops * scale;
 }
 
-template <typename Body>
-void run_threads(int threads, Body body) {
-  std::atomic<bool> go{false};
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<std::size_t>(threads));
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&go, &body, t] {
-      while (!go.load(std::memory_order_acquire))
-        std::this_thread::yield();
-      body(t);
-    });
-  }
-  go.store(true, std::memory_order_release);
-  for (auto& th : pool)
-    th.join();
-}
+using ccf_test::run_threads;
 
 // Words come in pairs (2p, 2p+1) that every operation updates together, plus `solo` words that
 // kcas operations and single-word cas both increment. Checks: every word ends at the number of

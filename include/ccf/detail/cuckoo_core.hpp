@@ -39,6 +39,7 @@
 
 #include "ccf/config.hpp"
 #include "ccf/detail/bucket_table.hpp"
+#include "ccf/detail/cuckoo_path.hpp"
 #include "ccf/detail/hashing.hpp"
 #include "ccf/detail/item_counter.hpp"
 #include "ccf/detail/sizing.hpp"
@@ -118,11 +119,16 @@ class cuckoo_core {
 
   bool insert(const position& p) {
     if (place(p)) return true;
-    std::vector<path_node>& q = scratch();
+    typename path::queue& q = path::scratch();
     for (unsigned attempt = 0; attempt < max_attempts; ++attempt) {
-      const std::size_t leaf = search(p, q);
-      if (leaf == npos) return false;
-      if (execute(q, leaf) && place(p)) return true;
+      const std::size_t leaf =
+          path::template search<Slots>(q, p.i1, p.i2, max_kicks_, table_, indexer_);
+      if (leaf == path::none) return false;
+      const bool moved =
+          path::execute(q, leaf, [this](std::size_t src, std::size_t dst, tag_type tag) {
+            return move_tag(src, dst, tag);
+          });
+      if (moved && place(p)) return true;
     }
     return false;
   }
@@ -182,13 +188,7 @@ class cuckoo_core {
   }
 
  private:
-  struct path_node {
-    std::size_t bucket;    // bucket this node stands for
-    std::uint32_t parent;  // node whose bucket the tag moves out of (no_parent for i1 / i2)
-    tag_type tag;          // the tag that moves from the parent's bucket into this one
-  };
-  static constexpr std::uint32_t no_parent = std::numeric_limits<std::uint32_t>::max();
-  static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+  using path = cuckoo_path<tag_type>;
   static constexpr unsigned max_attempts = 64;
 
   static std::size_t checked_buckets(std::size_t capacity) {
@@ -202,10 +202,6 @@ class cuckoo_core {
                               " is outside a table of " + std::to_string(table_.num_buckets()) +
                               " buckets x " + std::to_string(Slots) + " slots");
     }
-  }
-  static std::vector<path_node>& scratch() {
-    thread_local std::vector<path_node> q;
-    return q;
   }
   static unsigned next_random() noexcept {
     thread_local std::uint64_t state = 0x2545f4914f6cdd1dULL;
@@ -247,37 +243,6 @@ class cuckoo_core {
     if (j < 0) return false;
     table_.replace_tag(i, static_cast<unsigned>(j), 0, tag);
     count_.add(1);
-    return true;
-  }
-
-  /// Breadth-first search for a bucket with a free slot reachable from i1 / i2 by moving tags to
-  /// their alternate buckets. Returns the node index of that bucket, or npos.
-  std::size_t search(const position& p, std::vector<path_node>& q) const {
-    q.clear();
-    q.push_back({p.i1, no_parent, 0});
-    if (p.i2 != p.i1) q.push_back({p.i2, no_parent, 0});
-    const std::size_t limit = max_kicks_ + q.size();
-    for (std::size_t head = 0; head < q.size(); ++head) {
-      const std::size_t b_index = q[head].bucket;
-      const bucket b = table_.load(b_index);
-      if (table_type::free_slot(b) >= 0) return head;
-      if (q.size() + Slots > limit) continue;
-      for (unsigned s = 0; s < Slots; ++s) {
-        const tag_type t = table_type::tag_at(b, s);
-        const std::size_t alt = indexer_.alt_index(b_index, t);
-        if (alt == b_index) continue;  // a tag whose two buckets coincide cannot move
-        table_.prefetch(alt);
-        q.push_back({alt, static_cast<std::uint32_t>(head), t});
-      }
-    }
-    return npos;
-  }
-
-  /// Executes the path ending at `leaf`, hop by hop from the free slot back to i1 / i2.
-  bool execute(const std::vector<path_node>& q, std::size_t leaf) {
-    for (std::size_t n = leaf; q[n].parent != no_parent; n = q[n].parent) {
-      if (!move_tag(q[q[n].parent].bucket, q[n].bucket, q[n].tag)) return false;
-    }
     return true;
   }
 

@@ -100,6 +100,7 @@
 #include <vector>
 
 #include "ccf/config.hpp"
+#include "ccf/detail/cuckoo_path.hpp"
 #include "ccf/detail/hashing.hpp"
 #include "ccf/detail/item_counter.hpp"
 #include "ccf/detail/kcas.hpp"
@@ -150,12 +151,16 @@ class lockfree_core {
   }
 
   bool insert(const position& p) {
-    std::vector<path_node>& q = scratch();
+    typename path::queue& q = path::scratch();
     for (unsigned attempt = 0; attempt < max_attempts; ++attempt) {
       if (place(p)) return true;
-      const std::size_t leaf = search(p, q);
-      if (leaf == npos) return false;
-      execute(q, leaf);  // a path that no longer applies is searched for again
+      const std::size_t leaf =
+          path::template search<Slots>(q, p.i1, p.i2, max_kicks_, search_view{table_}, indexer_);
+      if (leaf == path::none) return false;
+      // A path that no longer applies is searched for again.
+      path::execute(q, leaf, [this](std::size_t src, std::size_t dst, tag_type tag) {
+        return hop(src, dst, tag);
+      });
     }
     return false;
   }
@@ -293,13 +298,15 @@ class lockfree_core {
   }
 
  private:
-  struct path_node {
-    std::size_t bucket;    // bucket this node stands for
-    std::uint32_t parent;  // node whose bucket the tag moves out of (no_parent for i1 / i2)
-    tag_type tag;          // the tag that moves from the parent's bucket into this one
+  using path = cuckoo_path<tag_type>;
+  /// The table as the path search reads it: one word per bucket.
+  struct search_view {
+    const table_type& table;
+    std::uint64_t load(std::size_t i) const noexcept { return table.load(i); }
+    void prefetch(std::size_t i) const noexcept { table.prefetch(i); }
+    static int free_slot(std::uint64_t w) noexcept { return format::free_slot(w); }
+    static tag_type tag_at(std::uint64_t w, unsigned s) noexcept { return format::tag_at(w, s); }
   };
-  static constexpr std::uint32_t no_parent = std::numeric_limits<std::uint32_t>::max();
-  static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
 
   static std::size_t checked_buckets(std::size_t capacity) {
     const std::size_t n = buckets_for_capacity(capacity, Slots, Bits);
@@ -318,10 +325,6 @@ class lockfree_core {
       throw std::invalid_argument("ccf: tag " + std::to_string(tag) + " is not a valid " +
                                   std::to_string(Bits) + "-bit tag here");
     }
-  }
-  static std::vector<path_node>& scratch() {
-    thread_local std::vector<path_node> q;
-    return q;
   }
   static unsigned next_random() noexcept {
     thread_local std::uint64_t state = 0x9e3779b97f4a7c15ULL;
@@ -361,37 +364,6 @@ class lockfree_core {
       a1 = b1;
       a2 = b2;
     }
-  }
-
-  /// Breadth-first search for a bucket with a free slot reachable from i1 / i2 by moving tags to
-  /// their alternate buckets. Returns the node index of that bucket, or npos. Reads only.
-  std::size_t search(const position& p, std::vector<path_node>& q) const {
-    q.clear();
-    q.push_back({p.i1, no_parent, 0});
-    if (p.i2 != p.i1) q.push_back({p.i2, no_parent, 0});
-    const std::size_t limit = max_kicks_ + q.size();
-    for (std::size_t head = 0; head < q.size(); ++head) {
-      const std::size_t b_index = q[head].bucket;
-      const std::uint64_t w = table_.load(b_index);
-      if (format::free_slot(w) >= 0) return head;
-      if (q.size() + Slots > limit) continue;
-      for (unsigned s = 0; s < Slots; ++s) {
-        const tag_type t = format::tag_at(w, s);
-        const std::size_t alt = indexer_.alt_index(b_index, t);
-        if (alt == b_index) continue;  // a tag whose two buckets coincide cannot move
-        table_.prefetch(alt);
-        q.push_back({alt, static_cast<std::uint32_t>(head), t});
-      }
-    }
-    return npos;
-  }
-
-  /// Executes the path ending at `leaf`, hop by hop from the free slot back to i1 / i2.
-  bool execute(const std::vector<path_node>& q, std::size_t leaf) {
-    for (std::size_t n = leaf; q[n].parent != no_parent; n = q[n].parent) {
-      if (!hop(q[q[n].parent].bucket, q[n].bucket, q[n].tag)) return false;
-    }
-    return true;
   }
 
   /// One hop: a 2-word K-CAS moving a copy of `tag` from bucket src to a free slot of bucket
