@@ -135,6 +135,29 @@ TYPED_TEST(contract, insert_many_stops_at_the_first_refusal) {
     ASSERT_TRUE(f.contains(keys[i]));
 }
 
+TYPED_TEST(contract, insert_many_refusal_leaves_exactly_the_keys_before_it) {
+  // Batched inserts may place keys out of order internally; a refusal must still leave exactly
+  // keys[0, done) in the filter, wherever in the batch it happens.
+  for (std::size_t extra : {0u, 50u, 500u, 5000u}) {
+    TypeParam f(2000, extra);
+    std::vector<u64> keys = make_keys(f.size_in_tags() + extra, 40 + extra);
+    // A key repeated 2b + 1 times in a row is refused at its last copy, table full or not.
+    std::vector<u64> repeated(2 * TypeParam::slots_per_bucket + 1, key_of(1, 99));
+    const std::size_t done = f.insert_many(std::span<const u64>(keys));
+    ASSERT_LT(done, keys.size());
+    EXPECT_EQ(f.size(), done) << "extra " << extra;
+    for (std::size_t i = 0; i < done; ++i) ASSERT_TRUE(f.contains(keys[i])) << i;
+    TypeParam g(10000);
+    const auto p = g.locate(repeated[0]);
+    const std::size_t fit = p.i1 == p.i2 ? TypeParam::slots_per_bucket : repeated.size() - 1;
+    std::vector<u64> batch = make_keys(100, 41);
+    batch.insert(batch.begin() + 50, repeated.begin(), repeated.end());
+    EXPECT_EQ(g.insert_many(std::span<const u64>(batch)), 50 + fit);
+    EXPECT_EQ(g.size(), 50 + fit);
+    EXPECT_EQ(g.count(repeated[0]), fit);
+  }
+}
+
 TYPED_TEST(contract, agrees_with_an_exact_multiset) {
   TypeParam f(4000, 11);
   std::unordered_map<u64, std::size_t> oracle;

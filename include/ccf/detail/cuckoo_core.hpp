@@ -117,6 +117,19 @@ class cuckoo_core {
     table_.prefetch_for_write(p.i2);
   }
 
+  /// One placement attempt, without a path search (batched inserts try this first).
+  bool try_place(const position& p) { return place(p); }
+  /// Prefetches the alternate buckets of every tag in i1 and i2 (the first level of a path
+  /// search), so that a batched insert can overlap that level's misses with other keys' work.
+  void prefetch_alternates(const position& p) const noexcept {
+    for (const std::size_t i : {p.i1, p.i2}) {
+      const bucket b = table_.load(i);
+      for (unsigned s = 0; s < Slots; ++s) {
+        table_.prefetch(indexer_.alt_index(i, table_type::tag_at(b, s)));
+      }
+    }
+  }
+
   bool insert(const position& p) {
     if (place(p)) return true;
     typename path::queue& q = path::scratch();

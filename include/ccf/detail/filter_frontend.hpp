@@ -38,6 +38,7 @@ class basic_filter {
 
   static constexpr std::size_t default_max_kicks = Core::default_max_kicks;
   static constexpr std::size_t batch_window = 16;
+  static constexpr std::size_t defer_window = 16;
 
   /// A filter that holds at least `capacity` distinct items. `seed` selects the hash function (it
   /// is part of the filter's identity); `max_kicks` bounds the buckets one insert's path search
@@ -106,15 +107,62 @@ class basic_filter {
       ring[i] = locate(keys[i]);
       core_.prefetch_for_write(ring[i]);
     }
-    for (std::size_t i = 0; i < n; ++i) {
-      const position p = ring[i % batch_window];
-      if (i + batch_window < n) {
-        ring[i % batch_window] = locate(keys[i + batch_window]);
-        core_.prefetch_for_write(ring[i % batch_window]);
+    if constexpr (requires { core_.try_place(ring[0]); }) {
+      // Keys whose two buckets are both full wait in `deferred` while the buckets their path
+      // search will look at first are prefetched; later keys go on meanwhile.
+      struct pending {
+        std::size_t index;
+        position p;
+      };
+      std::array<pending, defer_window> deferred;
+      std::size_t first = 0, waiting = 0;
+      // keys[j] did not fit: take back the keys after it that went in, so the result is as if
+      // the keys had been inserted strictly in order.
+      auto refuse = [&](std::size_t j, std::size_t upto) {
+        for (std::size_t k = j + 1; k < upto; ++k) {
+          bool still_waiting = false;
+          for (std::size_t d = 0; d < waiting; ++d) {
+            still_waiting |= deferred[(first + d) % defer_window].index == k;
+          }
+          if (!still_waiting) core_.erase(locate(keys[k]));
+        }
+        return j;
+      };
+      for (std::size_t i = 0; i < n; ++i) {
+        const position p = ring[i % batch_window];
+        if (i + batch_window < n) {
+          ring[i % batch_window] = locate(keys[i + batch_window]);
+          core_.prefetch_for_write(ring[i % batch_window]);
+        }
+        if (core_.try_place(p)) continue;
+        core_.prefetch_alternates(p);
+        if (waiting == defer_window) {
+          const pending q = deferred[first];
+          first = (first + 1) % defer_window;
+          --waiting;
+          if (!core_.insert(q.p)) return refuse(q.index, i);
+        }
+        deferred[(first + waiting) % defer_window] = {i, p};
+        ++waiting;
       }
-      if (!core_.insert(p)) return i;
+      while (waiting != 0) {
+        const pending q = deferred[first];
+        first = (first + 1) % defer_window;
+        --waiting;
+        if (!core_.insert(q.p)) return refuse(q.index, n);
+      }
+      return n;
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        const position p = ring[i % batch_window];
+        if (i + batch_window < n) {
+          ring[i % batch_window] = locate(keys[i + batch_window]);
+          core_.prefetch_for_write(ring[i % batch_window]);
+        }
+        if (!core_.insert(p)) return i;
+      }
+      return n;
     }
-    return n;
   }
 
   /// found[i] = contains(keys[i]); returns how many were found. found.size() must be at least
