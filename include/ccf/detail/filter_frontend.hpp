@@ -5,7 +5,12 @@
 // {i1, i2, tag} and hands it to the core (cuckoo_core for the sequential and lock-based filters,
 // lockfree_core for the lock-free one). It also implements the batch operations: the positions of
 // the next `batch_window` keys are computed and their buckets prefetched before the current key is
-// processed, so a batch keeps that many cache misses in flight instead of one.
+// processed, so a batch keeps that many cache misses in flight instead of one. With a core that
+// can place a key without searching (cuckoo_core), insert_many also sets aside up to
+// `defer_window` keys whose two buckets are both full, prefetching the buckets their path search
+// will read first, and comes back to each one `defer_window` full-bucket keys later. When a key
+// is refused, the keys after it that already went in are erased again, so the outcome is that of
+// inserting strictly in order: exactly keys[0, result) are in the filter.
 #pragma once
 
 #include <algorithm>
@@ -97,8 +102,10 @@ class basic_filter {
            " bits/item, capacity " + std::to_string(capacity()) + ", seed " + std::to_string(seed_);
   }
 
-  /// Inserts keys in order; stops at the first key that does not fit. Returns how many were
-  /// inserted (keys[result] is the first one refused when result < keys.size()).
+  /// Inserts keys as if one at a time in order, stopping at the first key that does not fit.
+  /// Returns how many were inserted: exactly keys[0, result) are added (keys[result] is the first
+  /// one refused when result < keys.size()). On a concurrent filter other threads may briefly
+  /// see a key after a refused one, which is then erased again.
   std::size_t insert_many(std::span<const Key> keys) {
     std::array<position, batch_window> ring;
     const std::size_t n = keys.size();
