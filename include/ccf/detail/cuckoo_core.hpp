@@ -195,7 +195,7 @@ class cuckoo_core {
   bool insert_tag_to_bucket(std::size_t i, tag_type tag, bool kickout, tag_type& old_tag) {
     check_slot(i, 0);
     [[maybe_unused]] auto guard = locks_.lock_two(i, i);
-    const bool placed = table_.insert_tag_to_bucket(i, tag, kickout, old_tag, next_random());
+    const bool placed = table_.insert_tag_to_bucket(i, tag, kickout, old_tag, victim_random());
     if (placed) count_.add(1);
     return placed;
   }
@@ -210,18 +210,7 @@ class cuckoo_core {
     return n;
   }
   void check_slot(std::size_t i, unsigned j) const {
-    if (i >= table_.num_buckets() || j >= Slots) {
-      throw std::out_of_range("ccf: bucket " + std::to_string(i) + " slot " + std::to_string(j) +
-                              " is outside a table of " + std::to_string(table_.num_buckets()) +
-                              " buckets x " + std::to_string(Slots) + " slots");
-    }
-  }
-  static unsigned next_random() noexcept {
-    thread_local std::uint64_t state = 0x2545f4914f6cdd1dULL;
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return static_cast<unsigned>(state >> 32);
+    check_bucket_slot(i, j, table_.num_buckets(), Slots);
   }
 
   /// Puts p.tag into a free slot of i1 or i2, preferring the bucket with more free slots (two

@@ -11,14 +11,38 @@
 // execute() walks the path found backwards, from the free slot to i1 / i2, calling hop(src, dst,
 // tag) for each move; each core's hop re-validates and performs one move atomically (under two
 // locks, or as one 2-word K-CAS), and execute stops at the first hop that no longer applies.
+//
+// Also shared by the cores: the argument check of the thesis's table API and the per-thread
+// random choice of a kick-out victim.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace ccf::detail {
+
+/// Throws std::out_of_range unless slot j of bucket i exists (the thesis's table API checks its
+/// arguments; the filters' own operations never produce bad ones).
+inline void check_bucket_slot(std::size_t i, unsigned j, std::size_t num_buckets, unsigned slots) {
+  if (i >= num_buckets || j >= slots) {
+    throw std::out_of_range("ccf: bucket " + std::to_string(i) + " slot " + std::to_string(j) +
+                            " is outside a table of " + std::to_string(num_buckets) +
+                            " buckets x " + std::to_string(slots) + " slots");
+  }
+}
+
+/// A per-thread xorshift generator: which slot a kick-out evicts.
+inline unsigned victim_random() noexcept {
+  thread_local std::uint64_t state = 0x2545f4914f6cdd1dULL;
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  return static_cast<unsigned>(state >> 32);
+}
 
 template <class Tag>
 class cuckoo_path {

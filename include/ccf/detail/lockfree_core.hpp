@@ -288,7 +288,7 @@ class lockfree_core {
         continue;
       }
       if (!kickout) return false;
-      const unsigned victim = next_random() % Slots;
+      const unsigned victim = victim_random() % Slots;
       const tag_type old = format::tag_at(v, victim);
       if (cas(w, v, format::bump(format::set_tag(v, victim, tag)))) {
         old_tag = old;
@@ -314,24 +314,13 @@ class lockfree_core {
     return n;
   }
   void check_slot(std::size_t i, unsigned j) const {
-    if (i >= table_.num_buckets() || j >= Slots) {
-      throw std::out_of_range("ccf: bucket " + std::to_string(i) + " slot " + std::to_string(j) +
-                              " is outside a table of " + std::to_string(table_.num_buckets()) +
-                              " buckets x " + std::to_string(Slots) + " slots");
-    }
+    check_bucket_slot(i, j, table_.num_buckets(), Slots);
   }
   static void check_tag(tag_type tag, bool zero_allowed) {
     if (tag > format::max_tag || (tag == 0 && !zero_allowed)) {
       throw std::invalid_argument("ccf: tag " + std::to_string(tag) + " is not a valid " +
                                   std::to_string(Bits) + "-bit tag here");
     }
-  }
-  static unsigned next_random() noexcept {
-    thread_local std::uint64_t state = 0x9e3779b97f4a7c15ULL;
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return static_cast<unsigned>(state >> 32);
   }
 
   /// Puts p.tag into a free slot of i1 or i2 (the one with more free slots) with one cas. False
