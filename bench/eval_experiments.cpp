@@ -33,12 +33,8 @@
 #include "eval.hpp"
 #include "report.hpp"
 
-#if __has_include(<ccf/cuckoo_filter.hpp>)
-#include <ccf/cuckoo_filter.hpp>
-#endif
-#if __has_include(<ccf/bloom_filter.hpp>)
 #include <ccf/bloom_filter.hpp>
-#endif
+#include <ccf/cuckoo_filter.hpp>
 
 namespace ccf::bench {
 namespace {
@@ -71,7 +67,6 @@ struct factory_entry {
   table_factory make;
 };
 
-#if __has_include(<ccf/cuckoo_filter.hpp>)
 template <unsigned F, unsigned B>
 class cuckoo_table final : public eval_table {
  public:
@@ -102,12 +97,6 @@ const std::vector<factory_entry>& cuckoo_factories() {
   };
   return table;
 }
-#else
-const std::vector<factory_entry>& cuckoo_factories() {
-  static const std::vector<factory_entry> none;
-  return none;
-}
-#endif
 
 table_factory find_factory(unsigned bits, unsigned slots) {
   for (const factory_entry& e : cuckoo_factories()) {
@@ -116,7 +105,6 @@ table_factory find_factory(unsigned bits, unsigned slots) {
   return nullptr;
 }
 
-#if __has_include(<ccf/bloom_filter.hpp>)
 template <class Bloom>
 class bloom_table final : public eval_table {
  public:
@@ -130,7 +118,6 @@ class bloom_table final : public eval_table {
  private:
   Bloom f_;
 };
-#endif
 
 struct bloom_kind {
   const char* name;
@@ -139,7 +126,6 @@ struct bloom_kind {
 
 std::vector<bloom_kind> bloom_kinds() {
   std::vector<bloom_kind> kinds;
-#if __has_include(<ccf/bloom_filter.hpp>)
   kinds.push_back({"bloom", [](std::size_t n, double fpr) -> std::unique_ptr<eval_table> {
                      return std::make_unique<bloom_table<ccf::bloom_filter<key_type>>>(n, fpr);
                    }});
@@ -147,7 +133,6 @@ std::vector<bloom_kind> bloom_kinds() {
                      return std::make_unique<bloom_table<ccf::blocked_bloom_filter<key_type>>>(n,
                                                                                                fpr);
                    }});
-#endif
   return kinds;
 }
 

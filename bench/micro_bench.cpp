@@ -28,12 +28,8 @@
 #include "adapters.hpp"
 #include "bench_support.hpp"
 
-#if __has_include(<ccf/cuckoo_filter.hpp>)
-#include <ccf/cuckoo_filter.hpp>
-#endif
-#if __has_include(<ccf/bloom_filter.hpp>)
 #include <ccf/bloom_filter.hpp>
-#endif
+#include <ccf/cuckoo_filter.hpp>
 
 namespace ccf::bench {
 namespace {
@@ -226,12 +222,9 @@ void register_family(const std::string& name, std::function<std::unique_ptr<Filt
 }
 
 void register_all() {
-#if __has_include(<ccf/cuckoo_filter.hpp>)
   using cuckoo = ccf::cuckoo_filter<key_type, 16, 4>;
   register_family<cuckoo>(
       "cuckoo16", [] { return make_with_slots<cuckoo>(shared_workload().target_slots, seed); });
-#endif
-#if __has_include(<ccf/bloom_filter.hpp>)
   register_family<ccf::bloom_filter<key_type>>("bloom", [] {
     const workload& w = shared_workload();
     return std::make_unique<ccf::bloom_filter<key_type>>(w.items, w.cuckoo_fpr_bound);
@@ -240,7 +233,6 @@ void register_all() {
     const workload& w = shared_workload();
     return std::make_unique<ccf::blocked_bloom_filter<key_type>>(w.items, w.cuckoo_fpr_bound);
   });
-#endif
 }
 
 }  // namespace

@@ -12,15 +12,9 @@
 
 #include "adapters.hpp"
 
-#if __has_include(<ccf/cuckoo_filter.hpp>)
-#include <ccf/cuckoo_filter.hpp>
-#endif
-#if __has_include(<ccf/bloom_filter.hpp>)
 #include <ccf/bloom_filter.hpp>
-#endif
-#if __has_include(<ccf/lockfree_cuckoo_filter.hpp>)
+#include <ccf/cuckoo_filter.hpp>
 #include <ccf/lockfree_cuckoo_filter.hpp>
-#endif
 
 namespace ccf::bench {
 
@@ -39,7 +33,6 @@ filter_registrar::filter_registrar(filter_entry entry) {
 
 namespace {
 
-#if __has_include(<ccf/cuckoo_filter.hpp>)
 template <unsigned Bits>
 std::unique_ptr<bench_target> make_sequential(const build_request& r) {
   using filter = ccf::cuckoo_filter<key_type, Bits, 4>;
@@ -68,9 +61,7 @@ const filter_registrar sequential_entry{
                        return nullptr;
                    }
                  }}};
-#endif
 
-#if __has_include(<ccf/lockfree_cuckoo_filter.hpp>)
 template <unsigned Bits>
 std::unique_ptr<bench_target> make_lockfree(const build_request& r) {
   using filter = ccf::lockfree_cuckoo_filter<key_type, Bits, 4>;
@@ -93,9 +84,7 @@ const filter_registrar lockfree_entry{
                  [](const build_request& r) -> std::unique_ptr<bench_target> {
                    return r.bits == 8 ? make_lockfree<8>(r) : make_lockfree<12>(r);
                  }}};
-#endif
 
-#if __has_include(<ccf/bloom_filter.hpp>)
 const filter_registrar bloom_entry{filter_entry{
     50,
     "bloom",
@@ -121,7 +110,6 @@ const filter_registrar blocked_bloom_entry{filter_entry{
       using filter = ccf::blocked_bloom_filter<key_type>;
       return wrap(std::make_unique<filter>(r.items, r.bloom_fpr), target_traits{}, r.batch_size);
     }}};
-#endif
 
 }  // namespace
 }  // namespace ccf::bench

@@ -5,14 +5,11 @@
 
 #include "adapters.hpp"
 
-#if __has_include(<ccf/concurrent_cuckoo_filter.hpp>)
 #include <ccf/concurrent_cuckoo_filter.hpp>
-#endif
 
 namespace ccf::bench {
 namespace {
 
-#if __has_include(<ccf/concurrent_cuckoo_filter.hpp>)
 template <unsigned Bits, class Policy>
 std::unique_ptr<bench_target> make_concurrent(const build_request& r) {
   using filter = ccf::concurrent_cuckoo_filter<key_type, Bits, 4, ccf::hash<key_type>, Policy>;
@@ -63,7 +60,6 @@ const filter_registrar elided_entry{
                  false,
                  {8, 12, 16},
                  make_for_bits<ccf::elided_mcs_locking>}};
-#endif
 
 }  // namespace
 }  // namespace ccf::bench
