@@ -21,6 +21,9 @@ set_tests_properties(bench_smoke PROPERTIES LABELS bench TIMEOUT 300)
 add_test(NAME bench_eval_smoke COMMAND ccf-bench --quick --experiment all)
 set_tests_properties(bench_eval_smoke PROPERTIES LABELS bench TIMEOUT 300)
 
+add_test(NAME bench_engine_targets_smoke COMMAND ccf_engine_targets --quick --threads 2)
+set_tests_properties(bench_engine_targets_smoke PROPERTIES LABELS bench TIMEOUT 300)
+
 find_package(benchmark QUIET)
 if(benchmark_FOUND)
   add_test(NAME bench_micro_smoke COMMAND ccf_micro --benchmark_min_time=0.01)

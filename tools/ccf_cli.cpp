@@ -1,27 +1,36 @@
 // ccf: build, query and inspect cuckoo filter files from the command line.
 //
-//   ccf build --keys keys.txt --out set.ccf [--fpr 0.001 | --bits 16 --slots 4] [--capacity N]
-//   ccf query set.ccf KEY...            (or --keys FILE; prints "KEY<TAB>yes|no")
+//   ccf build -k keys.txt -o set.ccf [--fpr 0.001 | --bits 16 --slots 4] [--capacity N]
+//             [--threads T] [--seed S]
+//   ccf query set.ccf KEY...            (or -k FILE; prints "KEY<TAB>yes|no")
 //   ccf info set.ccf
+//   ccf --version
 //
 // Keys are lines of text (a trailing '\r' is dropped, empty lines skipped; '-' reads standard
-// input). Repeated keys are stored once. The filter file is written to a temporary name and
-// renamed into place only when complete, so a failed build never leaves a partial or clobbered
-// file. Exit status: 0 success, 1 usage error, 2 unreadable or corrupt input, 3 filter full.
+// input). Repeated keys are stored once. The filter is built in parallel (ccf::build's bulk
+// insert) into the layout of least memory that meets --fpr, written to a temporary file in the
+// same directory, flushed to disk and renamed into place only when complete, so a failed build
+// never leaves a partial or clobbered file. Exit status: 0 success, 1 usage error, 2 unreadable
+// or corrupt input or an I/O error, 3 filter full.
 #include <CLI/CLI.hpp>
 
-#include <array>
-#include <cmath>
+#include <cerrno>
 #include <cstdio>
-#include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include <ccf/ccf.hpp>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ccf/runtime_filter.hpp>
+#include <ccf/version.hpp>
 
 namespace {
 
@@ -30,34 +39,14 @@ struct cli_error : std::runtime_error {
   cli_error(int c, const std::string& what) : std::runtime_error(what), code(c) {}
 };
 
-template <unsigned Bits, unsigned Slots>
-using string_filter = ccf::cuckoo_filter<std::string, Bits, Slots>;
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
-/// Calls fn.template operator()<Bits, Slots>() for a runtime (bits, slots) pair.
-template <class Fn>
-auto dispatch(unsigned bits, unsigned slots, Fn&& fn) {
-  auto by_slots = [&]<unsigned B>() {
-    switch (slots) {
-      case 2:
-        return fn.template operator()<B, 2>();
-      case 4:
-        return fn.template operator()<B, 4>();
-      case 8:
-        return fn.template operator()<B, 8>();
-    }
-    throw cli_error(1, "slots per bucket must be 2, 4 or 8, not " + std::to_string(slots));
-  };
-  switch (bits) {
-    case 8:
-      return by_slots.template operator()<8>();
-    case 12:
-      return by_slots.template operator()<12>();
-    case 16:
-      return by_slots.template operator()<16>();
-    case 32:
-      return by_slots.template operator()<32>();
-  }
-  throw cli_error(1, "fingerprint bits must be 8, 12, 16 or 32, not " + std::to_string(bits));
+/// A library message without its "ccf: " prefix (the tool adds its own, once).
+std::string message_of(const std::exception& e) {
+  const std::string_view m = e.what();
+  return std::string(m.starts_with("ccf: ") ? m.substr(5) : m);
 }
 
 std::vector<std::string> read_keys(const std::string& path) {
@@ -65,7 +54,7 @@ std::vector<std::string> read_keys(const std::string& path) {
   std::istream* in = &std::cin;
   if (path != "-") {
     file.open(path, std::ios::binary);
-    if (!file) throw cli_error(2, "cannot open key file '" + path + "'");
+    if (!file) throw cli_error(2, "cannot open key file '" + path + "': " + errno_text());
     in = &file;
   }
   std::vector<std::string> keys;
@@ -78,149 +67,170 @@ std::vector<std::string> read_keys(const std::string& path) {
   return keys;
 }
 
-ccf::detail::file_header peek_header(const std::string& path) {
+ccf::runtime_filter load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw cli_error(2, "cannot open filter file '" + path + "'");
-  std::array<unsigned char, ccf::detail::file_header_bytes> bytes{};
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (static_cast<std::size_t>(in.gcount()) != bytes.size()) {
-    throw ccf::format_error("ccf: truncated filter file (shorter than its header)");
+  if (!in) throw cli_error(2, "cannot open filter file '" + path + "': " + errno_text());
+  try {
+    return ccf::runtime_filter::load(in);
+  } catch (const ccf::format_error& e) {
+    throw cli_error(2, "'" + path + "': " + message_of(e));
   }
-  return ccf::detail::decode_header(bytes);
 }
 
-template <unsigned Bits, unsigned Slots>
-string_filter<Bits, Slots> load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw cli_error(2, "cannot open filter file '" + path + "'");
-  return string_filter<Bits, Slots>(in);
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename.
+void write_atomically(const std::string& path, const std::vector<std::byte>& bytes) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  std::string tmp = dir + (slash == std::string::npos ? "/" : "") + ".ccf-XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw cli_error(2, "cannot create a file in '" + dir + "': " + errno_text());
+  auto fail = [&](const std::string& what) {
+    const std::string reason = errno_text();
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw cli_error(2, what + " '" + path + "': " + reason);
+  };
+  for (std::size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail("cannot write");
+    done += static_cast<std::size_t>(n);
+  }
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0 || ::fsync(fd) != 0) fail("cannot write");
+  if (::close(fd) != 0) {
+    const std::string reason = errno_text();
+    ::unlink(tmp.c_str());
+    throw cli_error(2, "cannot write '" + path + "': " + reason);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string reason = errno_text();
+    ::unlink(tmp.c_str());
+    throw cli_error(2, "cannot replace '" + path + "': " + reason);
+  }
 }
 
-int cmd_build(const std::string& keys_path, const std::string& out, std::optional<double> fpr,
-              unsigned bits, unsigned slots, std::size_t capacity, std::uint64_t seed) {
-  const std::vector<std::string> keys = read_keys(keys_path);
-  if (keys.empty()) throw cli_error(2, "no keys in '" + keys_path + "'");
-  const std::size_t n = capacity != 0 ? capacity : keys.size();
-  if (fpr) {
-    const ccf::filter_params p = ccf::params_for(n, *fpr);
-    bits = p.fingerprint_bits < 8 ? 8 : p.fingerprint_bits;
-    slots = p.slots_per_bucket;
+struct build_args {
+  std::string keys_path, out;
+  std::optional<double> fpr;
+  unsigned bits = 16, slots = 4, threads = 0;
+  std::size_t capacity = 0;
+  std::uint64_t seed = ccf::default_seed;
+};
+
+int cmd_build(const build_args& a) {
+  const std::vector<std::string> keys = read_keys(a.keys_path);
+  if (keys.empty()) throw cli_error(2, "no keys in '" + a.keys_path + "'");
+  const std::size_t n = a.capacity != 0 ? a.capacity : keys.size();
+  ccf::filter_config c = a.fpr ? ccf::filter_config::for_rate(n, *a.fpr) : ccf::filter_config{};
+  if (!a.fpr) {
+    c.fingerprint_bits = a.bits;
+    c.slots_per_bucket = a.slots;
   }
-  return dispatch(bits, slots, [&]<unsigned B, unsigned S>() {
-    string_filter<B, S> f(n, seed);
-    std::size_t stored = 0, skipped = 0;
-    for (const std::string& k : keys) {
-      if (f.contains(k)) {  // a repeat (or a false positive: its lookups say yes anyway)
-        ++skipped;
-        continue;
-      }
-      if (!f.insert(k)) {
-        throw cli_error(3, "filter full after " + std::to_string(stored) + " of " +
-                               std::to_string(keys.size()) + " keys; raise --capacity");
-      }
-      ++stored;
-    }
-    const std::string tmp = out + ".tmp";
-    {
-      std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-      if (!file) throw cli_error(2, "cannot write '" + tmp + "'");
-      f.save(file);
-      file.flush();
-      if (!file) throw cli_error(2, "error writing '" + tmp + "'");
-    }
-    std::filesystem::rename(tmp, out);
-    std::fprintf(stderr,
-                 "ccf: %zu keys -> %s: %zu stored, %zu already answered yes (repeats or false "
-                 "positives); %u-bit tags, %u slots, %zu bytes, %.2f bits/key\n",
-                 keys.size(), out.c_str(), stored, skipped, B, S, f.size_in_bytes(),
-                 static_cast<double>(f.size_in_bytes()) * 8.0 / static_cast<double>(keys.size()));
-    return 0;
-  });
+  c.capacity = n;
+  c.seed = a.seed;
+  ccf::runtime_filter f(c);
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  const ccf::bulk_result r = f.bulk_insert(views, a.threads, true);
+  if (r.refused != 0) {
+    throw cli_error(3, "filter full: " + std::to_string(r.refused) + " of " +
+                           std::to_string(keys.size()) + " keys did not fit in a filter for " +
+                           std::to_string(f.capacity()) + " keys; raise --capacity");
+  }
+  write_atomically(a.out, f.to_bytes());
+  std::fprintf(stderr,
+               "ccf: %zu keys -> %s: %zu stored, %zu already answered yes (repeats or false "
+               "positives); %u-bit tags, %u slots, %zu bytes, %.2f bits/key, expected FPR %.3g\n",
+               keys.size(), a.out.c_str(), r.inserted, r.duplicates, f.fingerprint_bits(),
+               f.slots_per_bucket(), f.size_in_bytes(),
+               static_cast<double>(f.size_in_bytes()) * 8.0 / static_cast<double>(keys.size()),
+               f.expected_fpr());
+  return 0;
 }
 
 int cmd_query(const std::string& path, const std::vector<std::string>& args,
               const std::string& keys_path) {
-  const ccf::detail::file_header h = peek_header(path);
+  const ccf::runtime_filter f = load(path);
   std::vector<std::string> keys = args;
   if (!keys_path.empty()) {
     auto more = read_keys(keys_path);
     keys.insert(keys.end(), more.begin(), more.end());
   }
-  return dispatch(h.fingerprint_bits, h.slots_per_bucket, [&]<unsigned B, unsigned S>() {
-    const auto f = load<B, S>(path);
-    std::size_t yes = 0;
-    for (const std::string& k : keys) {
-      const bool hit = f.contains(k);
-      yes += hit ? 1 : 0;
-      std::printf("%s\t%s\n", k.c_str(), hit ? "yes" : "no");
-    }
-    std::fprintf(stderr, "ccf: %zu of %zu keys may be present\n", yes, keys.size());
-    return 0;
-  });
+  std::size_t yes = 0;
+  for (const std::string& k : keys) {
+    const bool hit = f.contains(k);
+    yes += hit ? 1 : 0;
+    std::printf("%s\t%s\n", k.c_str(), hit ? "yes" : "no");
+  }
+  std::fprintf(stderr, "ccf: %zu of %zu keys may be present\n", yes, keys.size());
+  return 0;
 }
 
 int cmd_info(const std::string& path) {
-  const ccf::detail::file_header h = peek_header(path);
-  return dispatch(h.fingerprint_bits, h.slots_per_bucket, [&]<unsigned B, unsigned S>() {
-    const auto f = load<B, S>(path);
-    const double tags = std::ldexp(1.0, static_cast<int>(B)) - 1.0;
-    std::printf(
-        "fingerprint bits  %u\nslots per bucket  %u\nbuckets           %zu\n"
-        "items             %zu\ncapacity          %zu\nload factor       %.4f\n"
-        "bytes             %zu\nbits per item     %.2f\nexpected FPR      %.3g\n"
-        "seed              %llu\n",
-        B, S, f.num_buckets(), f.size(), f.capacity(), f.load_factor(), f.size_in_bytes(),
-        f.size() == 0 ? 0.0 : f.size_in_bytes() * 8.0 / static_cast<double>(f.size()),
-        1.0 - std::pow(1.0 - 1.0 / tags, 2.0 * S * f.load_factor()),
-        static_cast<unsigned long long>(f.seed()));
-    return 0;
-  });
+  const ccf::runtime_filter f = load(path);
+  std::printf(
+      "fingerprint bits  %u\nslots per bucket  %u\nbuckets           %zu\nchunks            %zu\n"
+      "items             %zu\ncapacity          %zu\nload factor       %.4f\n"
+      "bytes             %zu\nbits per item     %.2f\nexpected FPR      %.3g\n"
+      "seed              %llu\n",
+      f.fingerprint_bits(), f.slots_per_bucket(), f.num_buckets(), f.chunks(), f.size(),
+      f.capacity(), f.load_factor(), f.size_in_bytes(),
+      f.size() == 0 ? 0.0
+                    : static_cast<double>(f.size_in_bytes()) * 8.0 / static_cast<double>(f.size()),
+      f.expected_fpr(), static_cast<unsigned long long>(f.seed()));
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"ccf: cuckoo filter files"};
+  app.set_version_flag("--version", std::string("ccf ") + ccf::version_string);
   app.require_subcommand(1);
-  std::string keys_path, out, filter_path;
-  std::optional<double> fpr;
-  unsigned bits = 16, slots = 4;
-  std::size_t capacity = 0;
-  std::uint64_t seed = ccf::default_seed;
+  build_args b;
+  std::string filter_path, keys_path;
   std::vector<std::string> query_keys;
 
   auto* build = app.add_subcommand("build", "build a filter file from a file of keys");
-  build->add_option("-k,--keys", keys_path, "key file, one key per line ('-': stdin)")->required();
-  build->add_option("-o,--out", out, "filter file to write")->required();
+  build->add_option("-k,--keys", b.keys_path, "key file, one key per line ('-': stdin)")
+      ->required();
+  build->add_option("-o,--out", b.out, "filter file to write")->required();
   auto* fpr_opt =
-      build->add_option("--fpr", fpr, "target false-positive rate (chooses bits, slots)")
+      build->add_option("--fpr", b.fpr, "target false-positive rate (picks the smallest layout)")
           ->check(CLI::Range(1e-9, 0.5));
-  build->add_option("--bits", bits, "fingerprint bits: 8, 12, 16 or 32")->excludes(fpr_opt);
-  build->add_option("--slots", slots, "slots per bucket: 2, 4 or 8")->excludes(fpr_opt);
-  build->add_option("--capacity", capacity, "items the filter must hold (default: the key count)");
-  build->add_option("--seed", seed, "hash seed");
+  build->add_option("--bits", b.bits, "fingerprint bits: 4, 8, 12, 16 or 32")->excludes(fpr_opt);
+  build->add_option("--slots", b.slots, "slots per bucket: 2, 4 or 8")->excludes(fpr_opt);
+  build->add_option("--capacity", b.capacity, "keys the filter must hold (default: the key count)");
+  build->add_option("--threads", b.threads, "threads that fill the filter (default: all cores)");
+  build->add_option("--seed", b.seed, "hash seed");
 
   auto* query = app.add_subcommand("query", "look keys up in a filter file");
   query->add_option("filter", filter_path, "filter file")->required();
   query->add_option("keys", query_keys, "keys to look up");
-  query->add_option("-k,--keys-file", keys_path, "more keys, one per line ('-': stdin)");
+  query->add_option("-k,--keys", keys_path, "more keys, one per line ('-': stdin)");
 
   auto* info = app.add_subcommand("info", "describe a filter file");
   info->add_option("filter", filter_path, "filter file")->required();
 
-  CLI11_PARSE(app, argc, argv);
   try {
-    if (*build) return cmd_build(keys_path, out, fpr, bits, slots, capacity, seed);
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 1;
+  }
+  try {
+    if (*build) return cmd_build(b);
     if (*query) return cmd_query(filter_path, query_keys, keys_path);
     return cmd_info(filter_path);
   } catch (const cli_error& e) {
     std::fprintf(stderr, "ccf: %s\n", e.what());
     return e.code;
-  } catch (const ccf::format_error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "ccf: %s\n", message_of(e).c_str());
+    return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ccf: %s\n", e.what());
+    std::fprintf(stderr, "ccf: %s\n", message_of(e).c_str());
     return 2;
   }
 }

@@ -8,7 +8,7 @@
 //   m >= 1.44 n log2(1/eps)), and k = max(1, round(ln 2 * m / n)) probes. With k at its optimum the
 //   rate after n inserts is (1 - e^{-kn/m})^k, i.e. about eps; rounding k to an integer moves it
 //   by a few per cent either way.
-//   Probes: the key is hashed once, h = Hash{}(key, seed). Probe i (0 <= i < k) is bit
+//   Probes: the key is hashed once, h = Hash{}(key, key_seed(seed)). Probe i (0 <= i < k) is bit
 //   range_reduce(h + i * d, m) with d = mix64(h ^ salt) | 1 (double hashing in the sense of Kirsch
 //   and Mitzenmacher: two hash values give k probes with the same asymptotic false-positive rate as
 //   k independent hashes). range_reduce(x, m) = floor(x * m / 2^64) maps the 64-bit probe to
@@ -56,7 +56,7 @@
 #include <vector>
 
 #include "ccf/config.hpp"
-#include "ccf/detail/hashing.hpp"
+#include "ccf/detail/indexer.hpp"
 #include "ccf/detail/sizing.hpp"
 #include "ccf/hash.hpp"
 
@@ -256,7 +256,7 @@ class bloom_filter {
   using hasher = Hash;
 
   bloom_filter(std::size_t capacity, double fpr, std::uint64_t seed = ccf::default_seed)
-      : seed_(seed), capacity_(capacity) {
+      : seed_(seed), key_seed_(ccf::key_seed(seed)), capacity_(capacity) {
     detail::bloom_check_arguments("ccf::bloom_filter", capacity, fpr);
     const double bits =
         std::ceil(std::numbers::log2e * static_cast<double>(capacity) * std::log2(1.0 / fpr));
@@ -268,11 +268,11 @@ class bloom_filter {
   }
 
   void insert(const Key& key) noexcept {
-    insert_hash(hash_(key, seed_));
+    insert_hash(hash_(key, key_seed_));
     ++size_;
   }
 
-  bool contains(const Key& key) const noexcept { return contains_hash(hash_(key, seed_)); }
+  bool contains(const Key& key) const noexcept { return contains_hash(hash_(key, key_seed_)); }
 
   /// Inserts every key; the probes of the key `bloom_lookahead` places ahead are prefetched.
   void insert_many(std::span<const Key> keys) noexcept {
@@ -354,13 +354,13 @@ class bloom_filter {
     std::array<std::uint64_t, ahead> ring{};
     const std::size_t n = keys.size();
     for (std::size_t i = 0; i < std::min(n, ahead); ++i) {
-      ring[i] = hash_(keys[i], seed_);
+      ring[i] = hash_(keys[i], key_seed_);
       prefetch_hash(ring[i], write);
     }
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t h = ring[i % ahead];
       if (i + ahead < n) {
-        ring[i % ahead] = hash_(keys[i + ahead], seed_);
+        ring[i % ahead] = hash_(keys[i + ahead], key_seed_);
         prefetch_hash(ring[i % ahead], write);
       }
       op(i, h);
@@ -372,6 +372,7 @@ class bloom_filter {
   std::size_t num_hashes_ = 1;
   std::size_t size_ = 0;
   std::uint64_t seed_;
+  std::uint64_t key_seed_;
   std::size_t capacity_;
   [[no_unique_address]] Hash hash_{};
 };
@@ -384,7 +385,7 @@ class blocked_bloom_filter {
   static constexpr std::size_t block_bits = detail::bloom_block_bits;
 
   blocked_bloom_filter(std::size_t capacity, double fpr, std::uint64_t seed = ccf::default_seed)
-      : seed_(seed), capacity_(capacity) {
+      : seed_(seed), key_seed_(ccf::key_seed(seed)), capacity_(capacity) {
     detail::bloom_check_arguments("ccf::blocked_bloom_filter", capacity, fpr);
     const detail::blocked_bloom_shape shape = detail::blocked_bloom_shape_for(fpr);
     const double bits = shape.bits_per_item * static_cast<double>(capacity);
@@ -397,11 +398,11 @@ class blocked_bloom_filter {
   }
 
   void insert(const Key& key) noexcept {
-    insert_hash(hash_(key, seed_));
+    insert_hash(hash_(key, key_seed_));
     ++size_;
   }
 
-  bool contains(const Key& key) const noexcept { return contains_hash(hash_(key, seed_)); }
+  bool contains(const Key& key) const noexcept { return contains_hash(hash_(key, key_seed_)); }
 
   /// Inserts every key; the block of the key `bloom_lookahead` places ahead is prefetched.
   void insert_many(std::span<const Key> keys) noexcept {
@@ -498,13 +499,13 @@ class blocked_bloom_filter {
       }
     };
     for (std::size_t i = 0; i < std::min(n, ahead); ++i) {
-      ring[i] = hash_(keys[i], seed_);
+      ring[i] = hash_(keys[i], key_seed_);
       prefetch(ring[i]);
     }
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t h = ring[i % ahead];
       if (i + ahead < n) {
-        ring[i % ahead] = hash_(keys[i + ahead], seed_);
+        ring[i % ahead] = hash_(keys[i + ahead], key_seed_);
         prefetch(ring[i % ahead]);
       }
       op(i, h);
@@ -516,6 +517,7 @@ class blocked_bloom_filter {
   std::size_t size_ = 0;
   double design_fpr_ = 0.0;
   std::uint64_t seed_;
+  std::uint64_t key_seed_;
   std::size_t capacity_;
   [[no_unique_address]] Hash hash_{};
 };

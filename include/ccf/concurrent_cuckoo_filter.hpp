@@ -1,11 +1,12 @@
 // ccf — concurrent cuckoo filters.
 // concurrent_cuckoo_filter.hpp: the lock-based concurrent cuckoo filter.
 //
-// ccf::concurrent_cuckoo_filter<Key, FingerprintBits, SlotsPerBucket, Hash, LockPolicy> has the
-// members of ccf::cuckoo_filter, each safe to call from any number of threads at once. It is the
-// same cuckoo core (detail/cuckoo_core.hpp: two-choice placement, lock-free breadth-first path
-// search, paths executed backwards from the free slot one re-validated hop at a time) over the
-// same bit-packed bucket table, with atomic word access and one of three lock policies:
+// ccf::concurrent_cuckoo_filter<Key, FingerprintBits, SlotsPerBucket, Hash, LockPolicy,
+// Alternate, Allocator> has the members of ccf::cuckoo_filter, each safe to call from any number
+// of threads at once. It is the same cuckoo engine (detail/cuckoo_engine.hpp: two-choice
+// placement, lock-free breadth-first path search, paths executed backwards from the free slot one
+// re-validated hop at a time) over the same bit-packed buckets, with atomic word access and one
+// of three lock policies:
 //
 //   ccf::striped_locking     (default) striped sequence locks: writers lock the stripes of their
 //                            two buckets in a fixed order; lookups take no lock at all and
@@ -14,6 +15,8 @@
 //                            elided with Intel RTM where available (detail/elided_mcs_locking.hpp).
 //   ccf::global_locking      one std::mutex: the baseline (detail/global_locking.hpp).
 //
+// Any type that satisfies ccf::lock_policy (detail/lock_policy.hpp) can be used as well.
+//
 // Guarantee: a key inserted (insert returned true) and not erased is found by every contains
 // that starts after the insert returned, whatever other threads insert, erase or relocate in the
 // meantime. size() is exact whenever no operation is in flight.
@@ -21,12 +24,16 @@
 
 #include <cstdint>
 
-#include "ccf/detail/cuckoo_core.hpp"
+#include "ccf/allocator.hpp"
+#include "ccf/detail/cuckoo_engine.hpp"
 #include "ccf/detail/elided_mcs_locking.hpp"
 #include "ccf/detail/filter_frontend.hpp"
 #include "ccf/detail/global_locking.hpp"
+#include "ccf/detail/indexer.hpp"
+#include "ccf/detail/lock_policy.hpp"
+#include "ccf/detail/lock_protocol.hpp"
+#include "ccf/detail/packed_tag_layout.hpp"
 #include "ccf/detail/striped_locking.hpp"
-#include "ccf/detail/word_policy.hpp"
 #include "ccf/hash.hpp"
 
 namespace ccf {
@@ -34,21 +41,25 @@ namespace ccf {
 using striped_locking = detail::striped_locking;
 using elided_mcs_locking = detail::elided_mcs_locking;
 using global_locking = detail::global_locking;
+using detail::lock_policy;
 
 template <class Key, unsigned FingerprintBits = 16, unsigned SlotsPerBucket = 4,
-          class Hash = ccf::hash<Key>, class LockPolicy = striped_locking>
+          class Hash = ccf::hash<Key>, lock_policy LockPolicy = striped_locking,
+          class Alternate = chunked_alternate, class Allocator = table_allocator<std::uint64_t>>
 class concurrent_cuckoo_filter
-    : public detail::basic_filter<Key, Hash,
-                                  detail::cuckoo_core<FingerprintBits, SlotsPerBucket,
-                                                      detail::atomic_words, LockPolicy>> {
+    : public detail::basic_filter<
+          Key, Hash,
+          detail::cuckoo_engine<detail::packed_tag_layout<FingerprintBits, SlotsPerBucket>,
+                                detail::lock_protocol<LockPolicy>, Allocator>,
+          Alternate> {
   using base = detail::basic_filter<
       Key, Hash,
-      detail::cuckoo_core<FingerprintBits, SlotsPerBucket, detail::atomic_words, LockPolicy>>;
+      detail::cuckoo_engine<detail::packed_tag_layout<FingerprintBits, SlotsPerBucket>,
+                            detail::lock_protocol<LockPolicy>, Allocator>,
+      Alternate>;
 
  public:
   using lock_policy = LockPolicy;
-  static constexpr unsigned fingerprint_bits = FingerprintBits;
-  static constexpr unsigned slots_per_bucket = SlotsPerBucket;
   using base::base;
 };
 

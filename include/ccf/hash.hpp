@@ -3,16 +3,21 @@
 //
 // ccf::hash<Key> maps a key and a 64-bit seed to a 64-bit value:
 //   - unsigned and signed integers up to 64 bits: the integer (zero-extended to 64 bits, signed
-//     values taken as their two's-complement bits) goes through ccf::mix64(x ^ seed'), a
-//     bijective 64-bit finalizer, where seed' = mix64(seed) so that nearby seeds give unrelated
-//     functions;
+//     values taken as their two's-complement bits) goes through ccf::mix64(x ^ seed), a
+//     bijective 64-bit finalizer;
 //   - std::string, std::string_view, const char*: XXH3_64bits_withSeed(bytes, seed) from xxHash.
 // Both are fixed functions of (key, seed): the same key and seed give the same hash on every
-// platform and in every release of ccf. A filter's seed is part of its identity: two filters can
-// only be compared or merged when they were built with the same seed.
+// platform and in every release of ccf. A filter built with seed s hashes its keys as
+// Hash{}(key, key_seed(s)), key_seed(s) = mix64(s), computed once per filter: nearby seeds give
+// unrelated functions and no lookup pays for mixing the seed. A filter's seed is part of its
+// identity: two filters can only be compared or merged when they were built with the same seed.
 //
 // A user type gets ccf support by specialising ccf::hash<T> with
 //   std::uint64_t operator()(const T&, std::uint64_t seed) const noexcept;
+//
+// xxHash is used as a header-only library: this header defines XXH_INLINE_ALL before including
+// <xxhash.h>, so no build flag and no library to link are needed (xxHash supports being included
+// that way after an ordinary include of its header elsewhere in the same program).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +25,9 @@
 #include <string_view>
 #include <type_traits>
 
+#ifndef XXH_INLINE_ALL
+#define XXH_INLINE_ALL
+#endif
 #include <xxhash.h>
 
 namespace ccf {
@@ -38,6 +46,11 @@ constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
 /// The default seed of every ccf filter.
 inline constexpr std::uint64_t default_seed = 0x9e3779b97f4a7c15ULL;
 
+/// The seed a filter built with `seed` passes to its hash function.
+constexpr std::uint64_t key_seed(std::uint64_t seed) noexcept {
+  return mix64(seed);
+}
+
 template <class Key, class Enable = void>
 struct hash;  // not defined: specialise for your key type
 
@@ -46,7 +59,7 @@ struct hash<Key, std::enable_if_t<std::is_integral_v<Key> && !std::is_same_v<Key
   constexpr std::uint64_t operator()(Key key, std::uint64_t seed) const noexcept {
     using unsigned_key = std::make_unsigned_t<Key>;
     const auto bits = static_cast<std::uint64_t>(static_cast<unsigned_key>(key));
-    return mix64(bits ^ mix64(seed));
+    return mix64(bits ^ seed);
   }
 };
 

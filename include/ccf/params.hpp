@@ -50,6 +50,15 @@ struct filter_params {
   double target_fpr;              // eps
 };
 
+/// The false-positive rate of a cuckoo filter with `fingerprint_bits`-bit tags in buckets of
+/// `slots` slots at load factor `load`: 1 - (1 - 1/(2^f - 1))^(2 b load). A lookup meets
+/// 2 b load stored tags on average, each a false match with probability 1/(2^f - 1) (tag 0 marks
+/// an empty slot).
+inline double expected_fpr(unsigned fingerprint_bits, unsigned slots, double load) {
+  const double tags = std::ldexp(1.0, static_cast<int>(fingerprint_bits)) - 1.0;
+  return -std::expm1(2.0 * slots * load * std::log1p(-1.0 / tags));
+}
+
 namespace detail {
 
 inline constexpr std::array<unsigned, 5> fingerprint_widths{4, 8, 12, 16, 32};
@@ -80,12 +89,6 @@ constexpr unsigned round_up_fingerprint_bits(unsigned bits) noexcept {
   return 0;
 }
 
-/// 1 - (1 - 1/(2^f - 1))^(2 b load): the false-positive rate of a cuckoo filter at that load.
-inline double cuckoo_fpr(unsigned fingerprint_bits, unsigned slots, double load) {
-  const double tags = std::ldexp(1.0, static_cast<int>(fingerprint_bits)) - 1.0;
-  return -std::expm1(2.0 * slots * load * std::log1p(-1.0 / tags));
-}
-
 /// The full shape for a given b, or fingerprint_bits == 0 when no stored width reaches eps.
 inline filter_params params_with_slots(std::size_t n, double fpr, unsigned slots) {
   filter_params p{};
@@ -98,7 +101,7 @@ inline filter_params params_with_slots(std::size_t n, double fpr, unsigned slots
   p.num_buckets = buckets_for_capacity(n, slots);
   const double slots_total = static_cast<double>(p.num_buckets) * slots;
   p.load_factor = static_cast<double>(n) / slots_total;
-  p.expected_fpr = cuckoo_fpr(p.fingerprint_bits, slots, p.load_factor);
+  p.expected_fpr = expected_fpr(p.fingerprint_bits, slots, p.load_factor);
   p.bits_per_item = p.fingerprint_bits * slots_total / static_cast<double>(n);
   p.bloom_bits_per_item = std::numbers::log2e * std::log2(1.0 / fpr);
   p.bloom_hashes =
@@ -130,6 +133,48 @@ inline filter_params params_for(std::size_t n, double fpr) {
   throw std::invalid_argument("ccf::params_for: fpr " + detail::params_format_double(fpr) +
                               " is below what 32-bit fingerprints reach (8 / 2^32 = " +
                               detail::params_format_double(std::ldexp(8.0, -32)) + ")");
+}
+
+/// The layout of least memory for n items at false-positive rate `fpr`: of every fingerprint
+/// width ccf stores (4, 8, 12, 16, 32 bits) and bucket size (2, 4, 8 slots), the one with the
+/// fewest bits per item whose expected_fpr once the filter holds n items is at most fpr (ties go
+/// to fewer slots: fewer compares per lookup). Unlike params_for, which follows the thesis's
+/// rules, this counts every combination: for fpr = 1e-4, 16-bit tags in 2-slot buckets (about 19
+/// bits per item) rather than 32-bit tags (about 34). Throws std::invalid_argument like
+/// params_for.
+inline filter_params smallest_layout_for(std::size_t n, double fpr) {
+  if (n == 0) throw std::invalid_argument("ccf::smallest_layout_for: n must be at least 1, got 0");
+  if (!(fpr > 0.0 && fpr < 1.0)) {
+    throw std::invalid_argument("ccf::smallest_layout_for: fpr must be in (0, 1), got " +
+                                detail::params_format_double(fpr));
+  }
+  filter_params best{};
+  for (unsigned slots : {2U, 4U, 8U}) {
+    for (unsigned bits : detail::fingerprint_widths) {
+      filter_params p{};
+      p.capacity = n;
+      p.target_fpr = fpr;
+      p.slots_per_bucket = slots;
+      p.min_fingerprint_bits = detail::min_fingerprint_bits_for(fpr, slots);
+      p.bloom_bits_per_item = std::numbers::log2e * std::log2(1.0 / fpr);
+      p.bloom_hashes = static_cast<unsigned>(
+          std::max(1.0, std::round(std::numbers::ln2 * p.bloom_bits_per_item)));
+      p.fingerprint_bits = bits;
+      p.num_buckets = detail::buckets_for_capacity(n, slots, bits);
+      const double slots_total = static_cast<double>(p.num_buckets) * slots;
+      p.load_factor = static_cast<double>(n) / slots_total;
+      p.expected_fpr = expected_fpr(bits, slots, p.load_factor);
+      p.bits_per_item = bits * slots_total / static_cast<double>(n);
+      if (p.expected_fpr > fpr) continue;
+      if (best.fingerprint_bits == 0 || p.bits_per_item < best.bits_per_item) best = p;
+    }
+  }
+  if (best.fingerprint_bits == 0) {
+    throw std::invalid_argument("ccf::smallest_layout_for: fpr " +
+                                detail::params_format_double(fpr) +
+                                " is below what 32-bit fingerprints reach");
+  }
+  return best;
 }
 
 /// One line of key=value fields, e.g. for tables and logs:

@@ -20,7 +20,8 @@ class elided_mcs_locking {
   static constexpr bool concurrent = true;
   static constexpr const char* name = "elided_mcs";
 
-  explicit elided_mcs_locking(std::size_t /*num_buckets*/ = 0, std::size_t /*group*/ = 1) noexcept {}
+  explicit elided_mcs_locking(std::size_t /*num_buckets*/ = 0, std::size_t /*group*/ = 1) noexcept {
+  }
 
   class guard {
    public:

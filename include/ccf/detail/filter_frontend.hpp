@@ -1,285 +1,301 @@
 // ccf — concurrent cuckoo filters.
 // detail/filter_frontend.hpp: the public members every cuckoo filter shares.
 //
-// basic_filter<Key, Hash, Core> hashes keys with the filter's seed, turns the hash into a position
-// {i1, i2, tag} and hands it to the core (cuckoo_core for the sequential and lock-based filters,
-// lockfree_core for the lock-free one). It also implements the batch operations: the positions of
-// the next `batch_window` keys are computed and their buckets prefetched before the current key is
-// processed, so a batch keeps that many cache misses in flight instead of one. With a core that
-// can place a key without searching (cuckoo_core), insert_many also sets aside up to
-// `defer_window` keys whose two buckets are both full, prefetching the buckets their path search
-// will read first, and comes back to each one `defer_window` full-bucket keys later. When a key
-// is refused, the keys after it that already went in are erased again, so the outcome is that of
-// inserting strictly in order: exactly keys[0, result) are in the filter.
+// basic_filter<Key, Hash, Engine, Alternate> hashes keys with the filter's seed (Hash{}(key,
+// key_seed(seed)), the seed mixed once per filter), turns the hash into a position {i1, i2, tag}
+// with the engine's indexer and hands it to the engine (cuckoo_engine.hpp). Every operation also
+// has a by-hash form (insert_hash, contains_hash, ...) for callers that hashed the key already
+// (hash_of gives the hash a key gets). Batches and the bulk build are in batch_ops.hpp; files in
+// serialization.hpp and canonical_table.hpp.
 #pragma once
 
-#include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <istream>
-#include <memory>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "ccf/config.hpp"
+#include "ccf/detail/batch_ops.hpp"
 #include "ccf/detail/serialization.hpp"
-#include "ccf/detail/sizing.hpp"
-#include "ccf/detail/tag_packing.hpp"
 #include "ccf/hash.hpp"
 
-namespace ccf::detail {
+namespace ccf {
 
-template <class Key, class Hash, class Core>
+/// A bulk build that could not place every key: the capacity was too small.
+class filter_full_error : public std::length_error {
+ public:
+  using std::length_error::length_error;
+};
+
+/// Options of ccf::build.
+struct build_options {
+  /// Threads that fill the table (0: every hardware thread).
+  unsigned threads = 0;
+  std::uint64_t seed = default_seed;
+  std::size_t max_kicks = 500;
+  /// Skip a key the filter already answers yes for (a repeat, or a false positive), as the `ccf`
+  /// tool does: the filter then holds each distinct key once.
+  bool skip_present = false;
+};
+
+namespace detail {
+
+template <class Key, class Hash, class Engine, class Alternate>
 class basic_filter {
  public:
   using key_type = Key;
   using hasher = Hash;
-  using core_type = Core;
-  using tag_type = typename Core::tag_type;
-  using position = typename Core::position;
+  using engine_type = Engine;
+  using alternate_type = Alternate;
+  using allocator_type = typename Engine::allocator_type;
+  using tag_type = typename Engine::tag_type;
+  using position = detail::position;
 
-  static constexpr std::size_t default_max_kicks = Core::default_max_kicks;
-  static constexpr std::size_t batch_window = 16;
-  static constexpr std::size_t defer_window = 16;
+  static constexpr unsigned fingerprint_bits = Engine::fingerprint_bits;
+  static constexpr unsigned slots_per_bucket = Engine::slots_per_bucket;
+  static constexpr std::size_t default_max_kicks = Engine::default_max_kicks;
 
   /// A filter that holds at least `capacity` distinct items. `seed` selects the hash function (it
   /// is part of the filter's identity); `max_kicks` bounds the buckets one insert's path search
   /// may visit. Throws std::invalid_argument for capacity 0, std::length_error when the table
   /// would not fit in memory.
   explicit basic_filter(std::size_t capacity, std::uint64_t seed = default_seed,
-                        std::size_t max_kicks = default_max_kicks)
-      : core_(capacity, max_kicks), seed_(seed) {}
+                        std::size_t max_kicks = default_max_kicks,
+                        const allocator_type& alloc = allocator_type())
+      : engine_(capacity, Alternate::max_chunk_buckets(slots_per_bucket), max_kicks, alloc),
+        seed_(seed),
+        key_seed_(key_seed(seed)) {}
 
-  /// Loads a filter saved by save() (by this type, or by the sequential / lock-based concurrent
-  /// filter of the same key type, tag width, bucket size and hash). Throws ccf::format_error when
-  /// the stream is truncated or corrupt or holds another kind of filter.
-  explicit basic_filter(std::istream& in) : basic_filter(std::make_unique<file_reader>(in)) {}
+  /// Loads a filter saved by save() by a filter of the same key type, hash, tag width, bucket
+  /// size and alternate function (any of the sequential, lock-based and lock-free kinds). The
+  /// stream must end where the filter does. Throws ccf::format_error when it is truncated,
+  /// corrupt, followed by junk, or holds another kind of filter.
+  explicit basic_filter(std::istream& in, const allocator_type& alloc = allocator_type())
+      : basic_filter(filter_source(in), alloc) {}
+  /// Loads a filter from the bytes to_bytes() returned (or a file's contents).
+  explicit basic_filter(std::span<const std::byte> bytes,
+                        const allocator_type& alloc = allocator_type())
+      : basic_filter(filter_source(bytes), alloc) {}
+  /// Loads a filter whose header was read already (the runtime filter reads it to choose the
+  /// type).
+  basic_filter(filter_source&& src, const allocator_type& alloc)
+      : basic_filter(checked(src.header), src, alloc) {}
 
   /// Writes the filter to `out` (format: detail/serialization.hpp). Safe to call while other
-  /// threads use a concurrent filter: it holds all locks while it copies the table.
-  void save(std::ostream& out) const {
-    file_header h;
-    h.fingerprint_bits = Core::fingerprint_bits;
-    h.slots_per_bucket = Core::slots_per_bucket;
-    h.num_buckets = num_buckets();
-    h.seed = seed_;
-    h.max_kicks = max_kicks();
-    h.capacity = capacity();
-    h.word_count = core_.table().words().size();
-    h.hash_probe = detail::hash_probe<Key, Hash>(seed_);
-    detail::word_writer writer(out, h);
-    const std::size_t items = core_.save_words(writer);
-    writer.finish(items);
+  /// threads use a concurrent filter: the table is copied from a consistent snapshot.
+  void save(std::ostream& out) const { write(stream_out{&out}); }
+  /// The filter as bytes, in the same format as save().
+  std::vector<std::byte> to_bytes() const {
+    std::vector<std::byte> bytes;
+    write(buffer_out{&bytes});
+    return bytes;
   }
 
-  bool insert(const Key& key) { return core_.insert(locate(key)); }
-  bool contains(const Key& key) const { return core_.contains(locate(key)); }
-  bool erase(const Key& key) { return core_.erase(locate(key)); }
-  std::size_t count(const Key& key) const { return core_.count(locate(key)); }
+  bool insert(const Key& key) { return insert_hash(hash_of(key)); }
+  bool contains(const Key& key) const { return contains_hash(hash_of(key)); }
+  bool erase(const Key& key) { return erase_hash(hash_of(key)); }
+  std::size_t count(const Key& key) const { return count_hash(hash_of(key)); }
 
-  std::size_t size() const noexcept { return core_.size(); }
+  /// The hash `key` gets in this filter; the *_hash members take it instead of the key.
+  std::uint64_t hash_of(const Key& key) const noexcept { return hasher{}(key, key_seed_); }
+  bool insert_hash(std::uint64_t h) {
+    const position p = locate_hash(h);
+    return engine_.insert(p, p.tag);
+  }
+  bool contains_hash(std::uint64_t h) const { return engine_.contains(locate_hash(h)); }
+  bool erase_hash(std::uint64_t h) { return engine_.erase(locate_hash(h)); }
+  std::size_t count_hash(std::uint64_t h) const { return engine_.count(locate_hash(h)); }
+
+  std::size_t size() const noexcept { return engine_.size(); }
   bool empty() const noexcept { return size() == 0; }
-  std::size_t capacity() const noexcept { return core_.capacity(); }
+  std::size_t capacity() const noexcept { return engine_.capacity(); }
   double load_factor() const noexcept {
     return static_cast<double>(size()) / static_cast<double>(size_in_tags());
   }
-  void clear() { core_.clear(); }
+  void clear() { engine_.clear(); }
 
-  std::size_t num_buckets() const noexcept { return core_.table().num_buckets(); }
-  std::size_t size_in_bytes() const noexcept { return core_.table().size_in_bytes(); }
-  std::size_t size_in_tags() const noexcept { return core_.table().size_in_tags(); }
+  std::size_t num_buckets() const noexcept { return engine_.num_buckets(); }
+  std::size_t size_in_bytes() const noexcept { return engine_.size_in_bytes(); }
+  std::size_t size_in_tags() const noexcept { return engine_.size_in_tags(); }
+  std::size_t chunks() const noexcept { return engine_.indexer().chunks(); }
   std::uint64_t seed() const noexcept { return seed_; }
-  std::size_t max_kicks() const noexcept { return core_.max_kicks(); }
+  std::size_t max_kicks() const noexcept { return engine_.max_kicks(); }
+  /// Relocation hops completed so far (a diagnostic: each moved one tag to its other bucket).
+  std::size_t relocations() const noexcept { return engine_.relocations(); }
   std::string info() const {
     const double bits_per_item =
         size() == 0 ? 0.0
                     : static_cast<double>(size_in_bytes()) * 8.0 / static_cast<double>(size());
-    return core_.table().info() + "; " + std::to_string(size()) + " items, load " +
-           std::to_string(load_factor()) + ", " + std::to_string(bits_per_item) +
+    return "cuckoo table: " + std::to_string(num_buckets()) + " buckets x " +
+           std::to_string(slots_per_bucket) + " slots x " + std::to_string(fingerprint_bits) +
+           " bits in " + std::to_string(chunks()) + " " + Alternate::name +
+           " chunk(s) = " + std::to_string(size_in_bytes()) + " bytes; " + std::to_string(size()) +
+           " items, load " + std::to_string(load_factor()) + ", " + std::to_string(bits_per_item) +
            " bits/item, capacity " + std::to_string(capacity()) + ", seed " + std::to_string(seed_);
   }
 
   /// Inserts keys as if one at a time in order, stopping at the first key that does not fit.
   /// Returns how many were inserted: exactly keys[0, result) are added (keys[result] is the first
-  /// one refused when result < keys.size()). On a concurrent filter other threads may briefly
-  /// see a key after a refused one, which is then erased again.
+  /// one refused when result < keys.size()). Large batches are inserted chunk by chunk, so other
+  /// threads of a concurrent filter may see them in another order, and briefly see a key after a
+  /// refused one, which is then erased again.
   std::size_t insert_many(std::span<const Key> keys) {
-    std::array<position, batch_window> ring;
-    const std::size_t n = keys.size();
-    const std::size_t lead = std::min(n, batch_window);
-    for (std::size_t i = 0; i < lead; ++i) {
-      ring[i] = locate(keys[i]);
-      core_.prefetch_for_write(ring[i]);
-    }
-    if constexpr (requires { core_.try_place(ring[0]); }) {
-      // Keys whose two buckets are both full wait in `deferred` while the buckets their path
-      // search will look at first are prefetched; later keys go on meanwhile.
-      struct pending {
-        std::size_t index;
-        position p;
-      };
-      std::array<pending, defer_window> deferred;
-      std::size_t first = 0, waiting = 0;
-      // keys[j] did not fit: take back the keys after it that went in, so the result is as if
-      // the keys had been inserted strictly in order.
-      auto refuse = [&](std::size_t j, std::size_t upto) {
-        for (std::size_t k = j + 1; k < upto; ++k) {
-          bool still_waiting = false;
-          for (std::size_t d = 0; d < waiting; ++d) {
-            still_waiting |= deferred[(first + d) % defer_window].index == k;
-          }
-          if (!still_waiting) core_.erase(locate(keys[k]));
-        }
-        return j;
-      };
-      for (std::size_t i = 0; i < n; ++i) {
-        const position p = ring[i % batch_window];
-        if (i + batch_window < n) {
-          ring[i % batch_window] = locate(keys[i + batch_window]);
-          core_.prefetch_for_write(ring[i % batch_window]);
-        }
-        if (core_.try_place(p)) continue;
-        core_.prefetch_alternates(p);
-        if (waiting == defer_window) {
-          const pending q = deferred[first];
-          first = (first + 1) % defer_window;
-          --waiting;
-          if (!core_.insert(q.p)) return refuse(q.index, i);
-        }
-        deferred[(first + waiting) % defer_window] = {i, p};
-        ++waiting;
-      }
-      while (waiting != 0) {
-        const pending q = deferred[first];
-        first = (first + 1) % defer_window;
-        --waiting;
-        if (!core_.insert(q.p)) return refuse(q.index, n);
-      }
-      return n;
-    } else {
-      for (std::size_t i = 0; i < n; ++i) {
-        const position p = ring[i % batch_window];
-        if (i + batch_window < n) {
-          ring[i % batch_window] = locate(keys[i + batch_window]);
-          core_.prefetch_for_write(ring[i % batch_window]);
-        }
-        if (!core_.insert(p)) return i;
-      }
-      return n;
-    }
+    return batch_insert(engine_, keys.size(), [&](std::size_t k) { return hash_of(keys[k]); });
+  }
+  /// insert_many for keys given by their hashes.
+  std::size_t insert_many_hashes(std::span<const std::uint64_t> hashes) {
+    return batch_insert(engine_, hashes.size(), [&](std::size_t k) { return hashes[k]; });
   }
 
   /// found[i] = contains(keys[i]); returns how many were found. found.size() must be at least
   /// keys.size().
   std::size_t contains_many(std::span<const Key> keys, std::span<bool> found) const {
-    if (found.size() < keys.size()) {
-      throw std::invalid_argument("ccf: contains_many needs an output span of at least " +
-                                  std::to_string(keys.size()) + " elements, got " +
-                                  std::to_string(found.size()));
-    }
-    return batch_lookup(keys, [&](std::size_t i, bool hit) { found[i] = hit; });
+    check_output(keys.size(), found.size());
+    return batch_lookup(engine_, keys.size(), key_locator(keys),
+                        [&](std::size_t i, bool hit) { found[i] = hit; });
   }
   /// How many of `keys` the filter contains.
   std::size_t contains_many(std::span<const Key> keys) const {
-    return batch_lookup(keys, [](std::size_t, bool) {});
+    return batch_lookup(engine_, keys.size(), key_locator(keys), [](std::size_t, bool) {});
+  }
+  /// contains_many for keys given by their hashes.
+  std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
+                                   std::span<bool> found) const {
+    check_output(hashes.size(), found.size());
+    return batch_lookup(
+        engine_, hashes.size(), [&](std::size_t k) { return locate_hash(hashes[k]); },
+        [&](std::size_t i, bool hit) { found[i] = hit; });
+  }
+
+  /// Fills this filter, which no other thread may use meanwhile, with `keys` using `threads`
+  /// threads (0: all); see ccf::build.
+  bulk_result bulk_insert(std::span<const Key> keys, unsigned threads, bool skip_present) {
+    if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+    return detail::bulk_insert(
+        engine_, keys.size(), [&](std::size_t k) { return hash_of(keys[k]); }, threads,
+        skip_present);
   }
 
   // ---- the thesis's HashTable API ----
   /// The two buckets and the tag of a key.
-  position locate(const Key& key) const noexcept {
-    return core_.indexer().locate(hasher{}(key, seed_));
-  }
+  position locate(const Key& key) const noexcept { return locate_hash(hash_of(key)); }
+  position locate_hash(std::uint64_t h) const noexcept { return engine_.indexer().locate(h); }
   std::size_t alt_index(std::size_t i, tag_type tag) const noexcept {
-    return core_.indexer().alt_index(i, tag);
+    return engine_.indexer().alt(i, tag);
   }
-  tag_type read_tag(std::size_t i, unsigned j) const { return core_.read_tag(i, j); }
-  void write_tag(std::size_t i, unsigned j, tag_type tag) { core_.write_tag(i, j, tag); }
+  tag_type read_tag(std::size_t i, unsigned j) const { return engine_.read_tag(i, j); }
+  void write_tag(std::size_t i, unsigned j, tag_type tag) { engine_.write_tag(i, j, tag); }
   bool find_tag_in_buckets(std::size_t i1, std::size_t i2, tag_type tag) const {
-    return core_.find_tag_in_buckets(i1, i2, tag);
+    return engine_.find_tag_in_buckets(i1, i2, tag);
   }
   bool delete_tag_from_bucket(std::size_t i, tag_type tag) {
-    return core_.delete_tag_from_bucket(i, tag);
+    return engine_.delete_tag_from_bucket(i, tag);
   }
   bool insert_tag_to_bucket(std::size_t i, tag_type tag, bool kickout, tag_type& old_tag) {
-    return core_.insert_tag_to_bucket(i, tag, kickout, old_tag);
+    return engine_.insert_tag_to_bucket(i, tag, kickout, old_tag);
   }
 
  protected:
-  const Core& core() const noexcept { return core_; }
+  const Engine& engine() const noexcept { return engine_; }
 
  private:
-  using file_header = detail::file_header;
-  using file_reader = detail::word_reader;
-
-  explicit basic_filter(std::unique_ptr<file_reader> reader)
-      : core_(typename Core::exact_buckets_t{}, checked_buckets(reader->header()),
-              static_cast<std::size_t>(reader->header().capacity),
-              static_cast<std::size_t>(reader->header().max_kicks)),
-        seed_(reader->header().seed) {
-    core_.load_words(*reader);
-    const std::uint64_t items = reader->finish();
-    if (!core_.table().padding_is_clear()) {
-      throw format_error("ccf: corrupt filter file (bits set past the last bucket)");
-    }
-    if (items != size()) {
+  basic_filter(const file_header& h, filter_source& src, const allocator_type& alloc)
+      : engine_(typename Engine::indexer_type(static_cast<std::size_t>(h.chunks),
+                                              static_cast<std::size_t>(h.num_buckets / h.chunks)),
+                static_cast<std::size_t>(h.capacity), static_cast<std::size_t>(h.max_kicks), alloc),
+        seed_(h.seed),
+        key_seed_(key_seed(h.seed)) {
+    word_reader reader(src.body(), h);
+    const std::size_t tags = engine_.load_canonical(reader);
+    const std::uint64_t items = reader.finish();
+    if (items != tags) {
       throw format_error("ccf: corrupt filter file (it says " + std::to_string(items) +
-                         " items, its table holds " + std::to_string(size()) + " tags)");
+                         " items, its table holds " + std::to_string(tags) + " tags)");
     }
   }
 
-  static std::size_t checked_buckets(const file_header& h) {
-    if (h.fingerprint_bits != Core::fingerprint_bits ||
-        h.slots_per_bucket != Core::slots_per_bucket) {
+  /// Checks a file header against this filter type, before anything is allocated.
+  static const file_header& checked(const file_header& h) {
+    if (h.fingerprint_bits != fingerprint_bits || h.slots_per_bucket != slots_per_bucket) {
       throw format_error("ccf: the file holds a filter of " + std::to_string(h.fingerprint_bits) +
                          "-bit tags in " + std::to_string(h.slots_per_bucket) +
-                         "-slot buckets; this filter type has " +
-                         std::to_string(Core::fingerprint_bits) + "-bit tags in " +
-                         std::to_string(Core::slots_per_bucket) + "-slot buckets");
+                         "-slot buckets; this filter type has " + std::to_string(fingerprint_bits) +
+                         "-bit tags in " + std::to_string(slots_per_bucket) + "-slot buckets");
     }
-    if (h.hash_probe != detail::hash_probe<Key, Hash>(h.seed)) {
+    if (h.alternate != static_cast<std::uint32_t>(Alternate::kind)) {
+      throw format_error(std::string("ccf: the file's filter uses another alternate-bucket "
+                                     "function than this filter type (") +
+                         Alternate::name + ")");
+    }
+    if (h.hash_probe != hash_probe<Key, Hash>(key_seed(h.seed))) {
       throw format_error("ccf: the file was written with another key type or hash function");
     }
-    const std::uint64_t words =
-        detail::tag_packing<Core::fingerprint_bits, Core::slots_per_bucket>::words_for(
-            h.num_buckets);
-    if (h.num_buckets == 0 || h.num_buckets >= (std::uint64_t{1} << 56) || h.word_count != words ||
-        h.capacity == 0) {
-      throw format_error("ccf: corrupt filter file (bucket count " + std::to_string(h.num_buckets) +
-                         ", word count " + std::to_string(h.word_count) + ", capacity " +
-                         std::to_string(h.capacity) + " do not fit together)");
+    using canonical = canonical_table<typename Engine::layout_type>;
+    if (h.word_count != canonical::words(static_cast<std::size_t>(h.num_buckets))) {
+      throw format_error("ccf: corrupt filter file (word count " + std::to_string(h.word_count) +
+                         " does not match " + std::to_string(h.num_buckets) + " buckets)");
     }
-    detail::check_fits_in_memory(words * 8, static_cast<std::size_t>(h.capacity));
-    return static_cast<std::size_t>(h.num_buckets);
+    check_fits_in_memory(h.word_count * 8, static_cast<std::size_t>(h.capacity));
+    return h;
   }
 
-  template <class Sink>
-  std::size_t batch_lookup(std::span<const Key> keys, Sink&& sink) const {
-    std::array<position, batch_window> ring;
-    const std::size_t n = keys.size();
-    const std::size_t lead = std::min(n, batch_window);
-    for (std::size_t i = 0; i < lead; ++i) {
-      ring[i] = locate(keys[i]);
-      core_.prefetch(ring[i]);
-    }
-    std::size_t hits = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const position p = ring[i % batch_window];
-      if (i + batch_window < n) {
-        ring[i % batch_window] = locate(keys[i + batch_window]);
-        core_.prefetch(ring[i % batch_window]);
-      }
-      const bool hit = core_.contains(p);
-      hits += hit ? 1 : 0;
-      sink(i, hit);
-    }
-    return hits;
+  template <class Out>
+  void write(Out out) const {
+    file_header h;
+    h.fingerprint_bits = fingerprint_bits;
+    h.slots_per_bucket = slots_per_bucket;
+    h.alternate = static_cast<std::uint32_t>(Alternate::kind);
+    h.num_buckets = num_buckets();
+    h.chunks = chunks();
+    h.seed = seed_;
+    h.max_kicks = max_kicks();
+    h.capacity = capacity();
+    h.word_count = canonical_table<typename Engine::layout_type>::words(num_buckets());
+    h.hash_probe = hash_probe<Key, Hash>(key_seed_);
+    word_writer<Out> writer(std::move(out), h);
+    const std::size_t items = engine_.save_canonical(writer);
+    writer.finish(items);
   }
 
-  Core core_;
+  auto key_locator(std::span<const Key> keys) const {
+    return [this, keys](std::size_t k) { return locate(keys[k]); };
+  }
+  static void check_output(std::size_t keys, std::size_t found) {
+    if (found < keys) {
+      throw std::invalid_argument("ccf: contains_many needs an output span of at least " +
+                                  std::to_string(keys) + " elements, got " + std::to_string(found));
+    }
+  }
+
+  Engine engine_;
   std::uint64_t seed_;
+  std::uint64_t key_seed_;
 };
 
-}  // namespace ccf::detail
+}  // namespace detail
+
+/// A filter of type Filter holding `keys`, filled in parallel: keys are hashed and sorted by
+/// chunk, then each thread fills whole chunks of the table with no lock (chunked filters; a
+/// filter of one chunk is filled by one thread). The result is an ordinary Filter. Throws
+/// filter_full_error when some key does not fit in a filter of `capacity` items (at least
+/// keys.size() makes sense, less with skip_present and repeated keys).
+template <class Filter>
+Filter build(std::span<const typename Filter::key_type> keys, std::size_t capacity,
+             const build_options& options = {},
+             const typename Filter::allocator_type& alloc = typename Filter::allocator_type()) {
+  Filter f(capacity, options.seed, options.max_kicks, alloc);
+  const bulk_result r = f.bulk_insert(keys, options.threads, options.skip_present);
+  if (r.refused != 0) {
+    throw filter_full_error("ccf: filter full: " + std::to_string(r.refused) + " of " +
+                            std::to_string(keys.size()) + " keys did not fit in a filter of " +
+                            std::to_string(f.capacity()) + " items");
+  }
+  return f;
+}
+
+}  // namespace ccf

@@ -1,43 +1,49 @@
 // ccf — concurrent cuckoo filters.
-// detail/serialization.hpp: the file format of a saved cuckoo filter.
+// detail/serialization.hpp: the file format of a saved cuckoo filter, and reading it safely.
 //
-// A filter file is an 80-byte header, the table's 64-bit words, and a 16-byte trailer, all
-// little-endian:
+// A filter file is an 80-byte header, the table's canonical words (canonical_table.hpp) and a
+// 16-byte trailer, all little-endian:
 //
 //   offset  size  field
 //        0     8  magic "CCFILTER"
-//        8     4  format version (1)
+//        8     4  format version (2)
 //       12     4  fingerprint bits          16     4  slots per bucket
-//       20     4  reserved (0)              24     8  bucket count
-//       32     8  seed                      40     8  max kicks
-//       48     8  capacity                  56     8  word count (must be what the buckets need)
+//       20     4  alternate function: 1 global, 2 chunked (indexer.hpp)
+//       24     8  bucket count              32     8  seed
+//       40     8  max kicks                 48     8  capacity
+//       56     8  word count (must be what the buckets need)
 //       64     8  hash probe: Hash(probe key, seed), tells a different hash function apart
-//       72     8  reserved (0)
+//       72     8  chunk count (bucket count = chunk count x chunk size)
 //       80     -  payload: word count x 8 bytes
 //   trailer:   8  item count
 //              8  XXH3-64 of header, payload and item count
 //
-// The item count sits after the table so that a concurrent filter is saved in one pass while
-// all of its locks are held. Loading checks every field against the filter type it is loaded
-// into and throws ccf::format_error, naming what is wrong, on a truncated file, a bad magic or
-// version, another tag layout, another hash function, an impossible size, a checksum mismatch,
-// non-zero bits past the last bucket, or an item count that does not match the tags in the
-// table. Nothing is half-loaded: the filter exists only once every check has passed. The
-// sequential and the lock-based concurrent filters share the format, so a file saved by one loads
-// into the other.
+// The item count sits after the table so that a concurrent filter is saved in one pass from a
+// snapshot. Loading checks every header field against the filter type it is loaded into before
+// anything is allocated, and the claimed size against the bytes actually there: a seekable stream
+// or a buffer must hold exactly header + payload + trailer (fewer: "truncated", more: "junk after
+// the filter"); a stream of unknown length (a pipe) is read in bounded pieces, never more than the
+// header claims plus one byte, before the table is allocated. Then the checksum, bits past the
+// last bucket, and the item count against the tags in the table. Any failure throws
+// ccf::format_error naming what is wrong; nothing is half-loaded. Version 1 files (ccf 0.1, with
+// another alternate function) are refused with a message saying so.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <istream>
+#include <optional>
 #include <ostream>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
-#include <xxhash.h>
+#include "ccf/hash.hpp"
 
 namespace ccf {
 
@@ -50,19 +56,27 @@ class format_error : public std::runtime_error {
 namespace detail {
 
 inline constexpr std::size_t file_header_bytes = 80;
-inline constexpr std::uint32_t file_format_version = 1;
+inline constexpr std::size_t file_trailer_bytes = 16;
+inline constexpr std::uint32_t file_format_version = 2;
 inline constexpr char file_magic[8] = {'C', 'C', 'F', 'I', 'L', 'T', 'E', 'R'};
 
 struct file_header {
   std::uint32_t version = file_format_version;
   std::uint32_t fingerprint_bits = 0;
   std::uint32_t slots_per_bucket = 0;
+  std::uint32_t alternate = 0;
   std::uint64_t num_buckets = 0;
   std::uint64_t seed = 0;
   std::uint64_t max_kicks = 0;
   std::uint64_t capacity = 0;
   std::uint64_t word_count = 0;
   std::uint64_t hash_probe = 0;
+  std::uint64_t chunks = 0;
+
+  /// Bytes of the whole file this header describes (word_count is checked to be sane first).
+  std::uint64_t file_bytes() const noexcept {
+    return file_header_bytes + word_count * 8 + file_trailer_bytes;
+  }
 };
 
 inline void put_le(unsigned char* p, std::uint64_t v, int bytes) noexcept {
@@ -76,44 +90,59 @@ inline std::uint64_t get_le(const unsigned char* p, int bytes) noexcept {
   return v;
 }
 
-inline std::array<unsigned char, file_header_bytes> encode_header(const file_header& h) {
-  std::array<unsigned char, file_header_bytes> b{};
-  for (int i = 0; i < 8; ++i)
-    b[i] = static_cast<unsigned char>(file_magic[i]);
+using header_bytes = std::array<unsigned char, file_header_bytes>;
+
+inline header_bytes encode_header(const file_header& h) {
+  header_bytes b{};
+  std::memcpy(b.data(), file_magic, 8);
   put_le(&b[8], h.version, 4);
   put_le(&b[12], h.fingerprint_bits, 4);
   put_le(&b[16], h.slots_per_bucket, 4);
+  put_le(&b[20], h.alternate, 4);
   put_le(&b[24], h.num_buckets, 8);
   put_le(&b[32], h.seed, 8);
   put_le(&b[40], h.max_kicks, 8);
   put_le(&b[48], h.capacity, 8);
   put_le(&b[56], h.word_count, 8);
   put_le(&b[64], h.hash_probe, 8);
+  put_le(&b[72], h.chunks, 8);
   return b;
 }
 
-inline file_header decode_header(const std::array<unsigned char, file_header_bytes>& b) {
-  for (int i = 0; i < 8; ++i) {
-    if (b[i] != static_cast<unsigned char>(file_magic[i])) {
-      throw format_error("ccf: not a ccf filter file (bad magic)");
-    }
+/// Decodes a header and checks what can be checked without knowing the filter type.
+inline file_header decode_header(const header_bytes& b) {
+  if (std::memcmp(b.data(), file_magic, 8) != 0) {
+    throw format_error("ccf: not a ccf filter file (bad magic)");
   }
   file_header h;
   h.version = static_cast<std::uint32_t>(get_le(&b[8], 4));
   if (h.version != file_format_version) {
     throw format_error("ccf: unsupported filter file version " + std::to_string(h.version) +
-                       " (this ccf reads version " + std::to_string(file_format_version) + ")");
+                       " (this ccf reads version " + std::to_string(file_format_version) +
+                       (h.version == 1 ? "; version 1 files come from ccf 0.1: rebuild them" : "") +
+                       ")");
   }
   h.fingerprint_bits = static_cast<std::uint32_t>(get_le(&b[12], 4));
   h.slots_per_bucket = static_cast<std::uint32_t>(get_le(&b[16], 4));
+  h.alternate = static_cast<std::uint32_t>(get_le(&b[20], 4));
   h.num_buckets = get_le(&b[24], 8);
   h.seed = get_le(&b[32], 8);
   h.max_kicks = get_le(&b[40], 8);
   h.capacity = get_le(&b[48], 8);
   h.word_count = get_le(&b[56], 8);
   h.hash_probe = get_le(&b[64], 8);
-  if (get_le(&b[20], 4) != 0 || get_le(&b[72], 8) != 0) {
-    throw format_error("ccf: corrupt filter file (reserved header fields are not zero)");
+  h.chunks = get_le(&b[72], 8);
+  const bool shape_ok = (h.alternate == 1 || h.alternate == 2) && h.num_buckets != 0 &&
+                        h.num_buckets < (std::uint64_t{1} << 50) && h.chunks != 0 &&
+                        h.num_buckets % h.chunks == 0 && (h.alternate == 2 || h.chunks == 1) &&
+                        (h.chunks == 1 || (h.num_buckets / h.chunks) % 64 == 0) &&
+                        h.word_count < (std::uint64_t{1} << 58) && h.capacity != 0;
+  if (!shape_ok) {
+    throw format_error("ccf: corrupt filter file (bucket count " + std::to_string(h.num_buckets) +
+                       ", chunks " + std::to_string(h.chunks) + ", alternate " +
+                       std::to_string(h.alternate) + ", word count " +
+                       std::to_string(h.word_count) + ", capacity " + std::to_string(h.capacity) +
+                       " do not fit together)");
   }
   return h;
 }
@@ -121,70 +150,175 @@ inline file_header decode_header(const std::array<unsigned char, file_header_byt
 /// Hash of a fixed probe key, stored in the file so that a file written with one hash function
 /// is not read with another (0 for key types that cannot be made from a string or an integer).
 template <class Key, class Hash>
-std::uint64_t hash_probe(std::uint64_t seed) {
+std::uint64_t hash_probe(std::uint64_t key_seed) {
   if constexpr (std::is_integral_v<Key>) {
-    return Hash{}(static_cast<Key>(0x5a), seed);
+    return Hash{}(static_cast<Key>(0x5a), key_seed);
   } else if constexpr (std::is_constructible_v<Key, const char*>) {
-    return Hash{}(Key("ccf hash probe"), seed);
+    return Hash{}(Key("ccf hash probe"), key_seed);
   } else {
     return 0;
   }
 }
 
+/// Where a filter's bytes come from: a stream or a buffer. The length still to come is known for
+/// buffers and seekable streams.
+class byte_source {
+ public:
+  explicit byte_source(std::span<const std::byte> buffer) noexcept : buffer_(buffer) {}
+  explicit byte_source(std::istream& in) : in_(&in), saved_exceptions_(in.exceptions()) {
+    // Short reads are reported as format errors, not as std::ios_base::failure.
+    in.exceptions(std::ios::goodbit);
+    const std::istream::pos_type here = in.tellg();
+    if (here == std::istream::pos_type(-1)) {
+      in.clear(in.rdstate() & ~std::ios::failbit);
+      return;
+    }
+    in.seekg(0, std::ios::end);
+    const std::istream::pos_type end = in.tellg();
+    in.seekg(here);
+    if (end != std::istream::pos_type(-1) && in) {
+      remaining_ = static_cast<std::uint64_t>(end - here);
+    } else {
+      in.clear();
+    }
+  }
+  byte_source(const byte_source&) = delete;
+  byte_source& operator=(const byte_source&) = delete;
+  ~byte_source() {
+    if (in_ != nullptr) in_->exceptions(saved_exceptions_ & ~in_->rdstate());
+  }
+
+  std::optional<std::uint64_t> remaining() const noexcept {
+    if (in_ == nullptr) return buffer_.size() - pos_;
+    return remaining_;
+  }
+  /// Reads up to n bytes; returns how many were read (fewer only at the end).
+  std::size_t read(unsigned char* dst, std::size_t n) {
+    if (in_ == nullptr) {
+      const std::size_t k = std::min(n, buffer_.size() - pos_);
+      if (k != 0) std::memcpy(dst, buffer_.data() + pos_, k);
+      pos_ += k;
+      return k;
+    }
+    in_->read(reinterpret_cast<char*>(dst), static_cast<std::streamsize>(n));
+    const auto k = static_cast<std::size_t>(in_->gcount());
+    if (remaining_) *remaining_ -= std::min<std::uint64_t>(*remaining_, k);
+    if (k < n && in_->bad()) throw format_error("ccf: error reading the filter file");
+    return k;
+  }
+
+ private:
+  std::istream* in_ = nullptr;
+  std::ios::iostate saved_exceptions_ = std::ios::goodbit;
+  std::optional<std::uint64_t> remaining_;
+  std::span<const std::byte> buffer_;
+  std::size_t pos_ = 0;
+};
+
+/// Reads a header from `src` and checks the length of what follows against it. For a stream of
+/// unknown length the rest is read into `spill` (at most what the header claims plus one byte,
+/// in bounded pieces) and the caller continues from a byte_source over that buffer.
+inline file_header read_header(byte_source& src, std::vector<std::byte>& spill,
+                               std::optional<byte_source>& rest) {
+  header_bytes bytes{};
+  if (src.read(bytes.data(), bytes.size()) != bytes.size()) {
+    throw format_error("ccf: truncated filter file (shorter than its header)");
+  }
+  const file_header h = decode_header(bytes);
+  const std::uint64_t body = h.word_count * 8 + file_trailer_bytes;
+  std::optional<std::uint64_t> left = src.remaining();
+  if (!left) {
+    constexpr std::size_t piece = std::size_t{1} << 24;
+    while (spill.size() <= body) {
+      const std::size_t old = spill.size();
+      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(piece, body + 1 - old));
+      spill.resize(old + want);
+      const std::size_t got = src.read(reinterpret_cast<unsigned char*>(spill.data() + old), want);
+      spill.resize(old + got);
+      if (got < want) break;
+    }
+    rest.emplace(std::span<const std::byte>(spill));
+    left = spill.size();
+  }
+  if (*left < body) {
+    throw format_error("ccf: truncated filter file (the header claims " +
+                       std::to_string(h.file_bytes()) + " bytes, the file has " +
+                       std::to_string(file_header_bytes + *left) + ")");
+  }
+  if (*left > body) {
+    throw format_error("ccf: junk after the filter (" + std::to_string(*left - body) +
+                       " bytes past its end)");
+  }
+  return h;
+}
+
+/// A filter file being read: its header (read and length-checked, not yet checked against a
+/// filter type) and where the rest of its bytes come from.
+class filter_source {
+ public:
+  explicit filter_source(std::istream& in) : source_(std::in_place, in) { open(); }
+  explicit filter_source(std::span<const std::byte> bytes) : source_(std::in_place, bytes) {
+    open();
+  }
+  filter_source(filter_source&&) = delete;
+
+  file_header header;
+  byte_source& body() { return rest_ ? *rest_ : *source_; }
+
+ private:
+  void open() { header = read_header(*source_, spill_, rest_); }
+  std::optional<byte_source> source_;
+  std::vector<std::byte> spill_;
+  std::optional<byte_source> rest_;
+};
+
 /// Writes the header, then 64-bit words as little-endian bytes, then the trailer, checksumming
-/// all of it.
+/// all of it. `Out` is called as out(const unsigned char*, std::size_t).
+template <class Out>
 class word_writer {
  public:
-  word_writer(std::ostream& out, const file_header& h) : out_(out) {
+  word_writer(Out out, const file_header& h) : out_(std::move(out)) {
     XXH3_64bits_reset(&state_);
-    const auto bytes = encode_header(h);
+    const header_bytes bytes = encode_header(h);
     XXH3_64bits_update(&state_, bytes.data(), bytes.size());
-    out_.write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
+    out_(bytes.data(), bytes.size());
   }
   void operator()(std::uint64_t w) {
     put_le(&buffer_[fill_], w, 8);
     fill_ += 8;
     if (fill_ == buffer_.size()) flush();
   }
-  /// Writes the trailer (item count and checksum); throws std::runtime_error on a stream error.
+  /// Writes the trailer (item count and checksum).
   void finish(std::uint64_t items) {
     (*this)(items);
     flush();
     std::array<unsigned char, 8> sum{};
     put_le(sum.data(), XXH3_64bits_digest(&state_), 8);
-    out_.write(reinterpret_cast<const char*>(sum.data()), 8);
-    if (!out_) throw std::runtime_error("ccf: writing the filter failed");
+    out_(sum.data(), sum.size());
   }
 
  private:
   void flush() {
     XXH3_64bits_update(&state_, buffer_.data(), fill_);
-    out_.write(reinterpret_cast<const char*>(buffer_.data()), static_cast<std::streamsize>(fill_));
+    out_(buffer_.data(), fill_);
     fill_ = 0;
   }
-  std::ostream& out_;
+  Out out_;
   XXH3_state_t state_{};
   std::array<unsigned char, 8192> buffer_{};
   std::size_t fill_ = 0;
 };
 
-/// Reads the header, then little-endian 64-bit words, then the trailer, checksumming all of it;
-/// throws format_error when the stream ends early or the checksum does not match.
+/// Reads little-endian 64-bit words after a header whose length read_header() checked, then the
+/// trailer, checksumming all of it; throws format_error when the checksum does not match.
 class word_reader {
  public:
-  explicit word_reader(std::istream& in) : in_(in) {
+  word_reader(byte_source& src, const file_header& h) : src_(src) {
     XXH3_64bits_reset(&state_);
-    std::array<unsigned char, file_header_bytes> bytes{};
-    in_.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (static_cast<std::size_t>(in_.gcount()) != bytes.size()) {
-      throw format_error("ccf: truncated filter file (shorter than its header)");
-    }
-    header_ = decode_header(bytes);
+    const header_bytes bytes = encode_header(h);
     XXH3_64bits_update(&state_, bytes.data(), bytes.size());
-    left_ = header_.word_count + 1;  // the payload and the trailer's item count
+    left_ = h.word_count + 1;  // the payload and the trailer's item count
   }
-  const file_header& header() const noexcept { return header_; }
   std::uint64_t operator()() {
     if (pos_ == fill_) refill();
     const std::uint64_t w = get_le(&buffer_[pos_], 8);
@@ -196,8 +330,8 @@ class word_reader {
     const std::uint64_t items = (*this)();
     const std::uint64_t expected = XXH3_64bits_digest(&state_);
     std::array<unsigned char, 8> sum{};
-    in_.read(reinterpret_cast<char*>(sum.data()), 8);
-    if (in_.gcount() != 8) throw format_error("ccf: truncated filter file (no checksum)");
+    if (src_.read(sum.data(), 8) != 8)
+      throw format_error("ccf: truncated filter file (no checksum)");
     if (get_le(sum.data(), 8) != expected) {
       throw format_error("ccf: corrupt filter file (checksum mismatch)");
     }
@@ -208,8 +342,7 @@ class word_reader {
   void refill() {
     const std::size_t want =
         static_cast<std::size_t>(std::min<std::uint64_t>(left_, buffer_.size() / 8)) * 8;
-    in_.read(reinterpret_cast<char*>(buffer_.data()), static_cast<std::streamsize>(want));
-    if (want == 0 || static_cast<std::size_t>(in_.gcount()) != want) {
+    if (want == 0 || src_.read(buffer_.data(), want) != want) {
       throw format_error("ccf: truncated filter file (the table ends early)");
     }
     XXH3_64bits_update(&state_, buffer_.data(), want);
@@ -217,12 +350,30 @@ class word_reader {
     fill_ = want;
     pos_ = 0;
   }
-  std::istream& in_;
-  file_header header_;
+  byte_source& src_;
   XXH3_state_t state_{};
   std::array<unsigned char, 8192> buffer_{};
   std::uint64_t left_ = 0;
   std::size_t fill_ = 0, pos_ = 0;
+};
+
+/// Output to a stream; throws std::runtime_error when the stream fails.
+struct stream_out {
+  std::ostream* out;
+  void operator()(const unsigned char* p, std::size_t n) const {
+    out->write(reinterpret_cast<const char*>(p), static_cast<std::streamsize>(n));
+    if (!*out) throw std::runtime_error("ccf: writing the filter failed");
+  }
+};
+
+/// Output appended to a byte vector.
+struct buffer_out {
+  std::vector<std::byte>* out;
+  void operator()(const unsigned char* p, std::size_t n) const {
+    const std::size_t old = out->size();
+    out->resize(old + n);
+    std::memcpy(out->data() + old, p, n);
+  }
 };
 
 }  // namespace detail

@@ -77,8 +77,8 @@ inline std::size_t buckets_for_capacity(std::size_t capacity, unsigned slots, un
        ++step) {
     buckets = std::ceil(buckets * 1.02);
   }
-  // Keep every later product (buckets * slots * 32 bits) far from overflow.
-  if (!(buckets < 0x1p56)) {
+  // Keep every later product (buckets * slots * 32 bits, plus chunk rounding) far from overflow.
+  if (!(buckets < 0x1p50)) {
     throw std::length_error("ccf: capacity " + std::to_string(capacity) +
                             " is too large for a cuckoo filter");
   }

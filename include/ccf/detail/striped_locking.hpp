@@ -45,7 +45,8 @@ class striped_locking {
 
   /// `group` (a power of two) consecutive buckets share a stripe.
   explicit striped_locking(std::size_t num_buckets, std::size_t group = 1)
-      : shift_(static_cast<unsigned>(std::countr_zero(std::bit_ceil(std::max<std::size_t>(group, 1))))),
+      : shift_(static_cast<unsigned>(
+            std::countr_zero(std::bit_ceil(std::max<std::size_t>(group, 1))))),
         count_(std::min(max_stripes,
                         std::bit_ceil(std::max<std::size_t>((num_buckets >> shift_) + 1, 1)))),
         versions_(std::make_unique<std::atomic<std::uint64_t>[]>(count_)) {}
@@ -69,12 +70,14 @@ class striped_locking {
   class all_guard {
    public:
     explicit all_guard(striped_locking& owner) noexcept : owner_(&owner) {
-      for (std::size_t s = 0; s < owner_->count_; ++s) owner_->acquire(s);
+      for (std::size_t s = 0; s < owner_->count_; ++s)
+        owner_->acquire(s);
     }
     all_guard(const all_guard&) = delete;
     all_guard& operator=(const all_guard&) = delete;
     ~all_guard() {
-      for (std::size_t s = owner_->count_; s-- > 0;) owner_->release(s);
+      for (std::size_t s = owner_->count_; s-- > 0;)
+        owner_->release(s);
     }
 
    private:
@@ -125,9 +128,8 @@ class striped_locking {
     std::atomic<std::uint64_t>& v = versions_[s];
     for (;;) {
       std::uint64_t cur = v.load(std::memory_order_relaxed);
-      if ((cur & 1) == 0 &&
-          v.compare_exchange_weak(cur, cur + 1, std::memory_order_acquire,
-                                  std::memory_order_relaxed)) {
+      if ((cur & 1) == 0 && v.compare_exchange_weak(cur, cur + 1, std::memory_order_acquire,
+                                                    std::memory_order_relaxed)) {
         break;
       }
       CCF_CPU_RELAX();

@@ -13,10 +13,10 @@
 // so the top bit of a lane is set exactly when that whole lane is zero.
 //
 // SIMD. For tags of 8, 16 and 32 bits (whole bytes), simd_match compares a whole bucket of up to
-// 256 bits with SSE2 (part of every x86-64) and returns one bit per byte of the bucket that holds
-// a match; buckets of 16-bit x 8 and 32-bit tags span several words, where this is about three
-// times faster than SWAR per word, and even a one-word bucket gains in builds without
-// -march=native (measured on in-cache buckets). 4- and 12-bit lanes are not byte-aligned and
+// 256 bits with SSE2 (part of every x86-64) and returns one bit per matching slot; buckets of
+// 16-bit x 8 and 32-bit tags span several words, where this is about three times faster than
+// SWAR per word, and even a one-word bucket gains in builds without -march=native (measured on
+// in-cache buckets). 4- and 12-bit lanes are not byte-aligned and
 // stay with SWAR.
 #pragma once
 
@@ -99,48 +99,80 @@ struct swar {
   static CCF_FORCEINLINE constexpr std::uint64_t get(std::uint64_t x, unsigned lane) noexcept {
     return (x >> (lane * Bits)) & lane_mask;
   }
+  /// A lane mask (top bit of each lane) as one bit per lane: bit k set iff lane k's top bit is.
+  /// With Bits > Lanes one multiply gathers the bits: after the shift, bit k sits at k * Bits,
+  /// and the term k of the multiplier sum_j 2^(j (Bits - 1)) with j = Lanes - 1 - k moves it to
+  /// (Lanes - 1)(Bits - 1) + k; since Bits - 1 >= Lanes no two terms share a position, so
+  /// nothing carries (tag_matching_test checks every pattern). Narrower lanes take a loop.
+  static CCF_FORCEINLINE constexpr std::uint32_t to_slots(std::uint64_t lane_bits) noexcept {
+    const std::uint64_t y = lane_bits >> (Bits - 1);
+    if constexpr (Bits > Lanes) {
+      constexpr std::uint64_t gather = [] {
+        std::uint64_t m = 0;
+        for (unsigned j = 0; j < Lanes; ++j)
+          m |= std::uint64_t{1} << (j * (Bits - 1));
+        return m;
+      }();
+      constexpr unsigned shift = (Lanes - 1) * (Bits - 1);
+      return static_cast<std::uint32_t>(((y * gather) >> shift) &
+                                        ((std::uint64_t{1} << Lanes) - 1));
+    } else {
+      std::uint32_t r = 0;
+      for (unsigned k = 0; k < Lanes; ++k)
+        r |= static_cast<std::uint32_t>((y >> (k * Bits)) & 1U) << k;
+      return r;
+    }
+  }
 };
 
 #if CCF_HAS_SSE2
-/// Whole-bucket SSE2 matching for byte-aligned tags: `mask` has bit k set when byte k of the
-/// bucket lies in a slot that equals `tag` (each slot contributes Bits / 8 bits).
+/// Whole-bucket SSE2 matching for byte-aligned tags: slots(words, tag) has bit j set when slot j
+/// of the bucket equals `tag`. The comparison results are narrowed to one byte per slot with
+/// saturating packs before the byte mask is taken, so the mask has one bit per slot.
 template <unsigned Bits, unsigned Slots>
 struct simd_match {
   static constexpr bool available = (Bits == 8 || Bits == 16 || Bits == 32) && Bits * Slots <= 256;
-  static constexpr unsigned bytes_per_slot = Bits / 8;
-  static constexpr unsigned bucket_bytes = Bits * Slots / 8;
-  static constexpr std::uint32_t valid =
-      bucket_bytes >= 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << bucket_bytes) - 1;
+  static constexpr std::uint32_t valid = (std::uint32_t{1} << Slots) - 1;
 
   static CCF_FORCEINLINE __m128i broadcast(std::uint32_t tag) noexcept {
     if constexpr (Bits == 8) return _mm_set1_epi8(static_cast<char>(tag));
     if constexpr (Bits == 16) return _mm_set1_epi16(static_cast<short>(tag));
     if constexpr (Bits == 32) return _mm_set1_epi32(static_cast<int>(tag));
   }
-  static CCF_FORCEINLINE std::uint32_t compare(__m128i v, __m128i t) noexcept {
-    __m128i eq;
-    if constexpr (Bits == 8) eq = _mm_cmpeq_epi8(v, t);
-    if constexpr (Bits == 16) eq = _mm_cmpeq_epi16(v, t);
-    if constexpr (Bits == 32) eq = _mm_cmpeq_epi32(v, t);
-    return static_cast<std::uint32_t>(_mm_movemask_epi8(eq));
+  static CCF_FORCEINLINE __m128i equal(__m128i v, __m128i t) noexcept {
+    if constexpr (Bits == 8) return _mm_cmpeq_epi8(v, t);
+    if constexpr (Bits == 16) return _mm_cmpeq_epi16(v, t);
+    if constexpr (Bits == 32) return _mm_cmpeq_epi32(v, t);
+  }
+  /// One bit per slot from the lane-wise comparison results of up to 16 slots.
+  static CCF_FORCEINLINE std::uint32_t narrow(__m128i lo, __m128i hi) noexcept {
+    if constexpr (Bits == 8) return static_cast<std::uint32_t>(_mm_movemask_epi8(lo));
+    if constexpr (Bits == 16) {
+      return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi)));
+    }
+    if constexpr (Bits == 32) {
+      const __m128i half = _mm_packs_epi32(lo, hi);
+      return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(half, half)));
+    }
   }
   template <std::size_t Words>
-  static CCF_FORCEINLINE std::uint32_t mask(const std::array<std::uint64_t, Words>& w,
-                                            std::uint32_t tag) noexcept {
+  static CCF_FORCEINLINE std::uint32_t slots(const std::array<std::uint64_t, Words>& w,
+                                             std::uint32_t tag) noexcept {
     const __m128i t = broadcast(tag);
     if constexpr (Words == 1) {
-      return compare(_mm_cvtsi64_si128(static_cast<long long>(w[0])), t) & valid;
+      const __m128i e = equal(_mm_cvtsi64_si128(static_cast<long long>(w[0])), t);
+      return narrow(e, e) & valid;
     } else if constexpr (Words == 2) {
-      return compare(_mm_set_epi64x(static_cast<long long>(w[1]), static_cast<long long>(w[0])),
-                     t) &
-             valid;
+      const __m128i e =
+          equal(_mm_set_epi64x(static_cast<long long>(w[1]), static_cast<long long>(w[0])), t);
+      return narrow(e, e) & valid;
     } else {
       static_assert(Words == 4, "buckets of at most four words");
-      const std::uint32_t lo =
-          compare(_mm_set_epi64x(static_cast<long long>(w[1]), static_cast<long long>(w[0])), t);
-      const std::uint32_t hi =
-          compare(_mm_set_epi64x(static_cast<long long>(w[3]), static_cast<long long>(w[2])), t);
-      return (lo | (hi << 16)) & valid;
+      const __m128i lo =
+          equal(_mm_set_epi64x(static_cast<long long>(w[1]), static_cast<long long>(w[0])), t);
+      const __m128i hi =
+          equal(_mm_set_epi64x(static_cast<long long>(w[3]), static_cast<long long>(w[2])), t);
+      return narrow(lo, hi) & valid;
     }
   }
 };

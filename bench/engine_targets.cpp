@@ -1,0 +1,275 @@
+// ccf_engine_targets: the figures of the engine's speed targets, measured in one run, each with
+// its ratio to the baseline it is compared with (docs/benchmarks.md, "Engine targets").
+//
+//   ccf_engine_targets [--threads T] [--large L] [--room R] [--quick]
+//
+//   1. in cache (2^18 buckets, 16-bit x 4, 95 % load, one thread): contains on hits and on misses,
+//      and contains_many, in ns per key; hits / misses and contains_many / contains ratios;
+//   2. load bands of a filter with room for 2^R items (default R = 26), one thread: inserts below
+//      50 % load and between 90 and 95 %, single-key and batched (insert_many), and their ratio;
+//   3. batched fill of 2^L buckets (default L = 26) to 95 %, one thread, in M inserts/s;
+//   4. T threads (default: every hardware thread) on 2^L buckets (striped concurrent filter):
+//      bulk build (ccf::build), batched fill (insert_many per thread), single-key fill, mixed
+//      90/5/5 (lookups / inserts / erases, one key at a time) and batched lookups of present keys.
+// Every timed region checks its answers (a false negative stops the run with exit status 1).
+// --quick shrinks everything to small tables (a smoke test; its figures mean nothing).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <latch>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ccf/ccf.hpp>
+
+#include "bench_support.hpp"
+
+namespace {
+
+using u64 = std::uint64_t;
+using clock_type = std::chrono::steady_clock;
+using seq_filter = ccf::cuckoo_filter<u64, 16, 4>;
+using conc_filter = ccf::concurrent_cuckoo_filter<u64, 16, 4>;
+
+struct options {
+  unsigned threads = std::max(1U, std::thread::hardware_concurrency());
+  int large = 26;
+  int room = 26;
+  int cache = 18;
+  bool quick = false;
+};
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+[[noreturn]] void fail(const char* what) {
+  std::fprintf(stderr, "ccf_engine_targets: %s\n", what);
+  std::exit(1);
+}
+
+std::vector<u64> keys_from(u64 first, std::size_t n, u64 seed) {
+  std::vector<u64> k(n);
+  for (std::size_t i = 0; i < n; ++i)
+    k[i] = ccf::bench::key_at(first + i, seed);
+  return k;
+}
+
+/// A capacity that gives about 2^log2 buckets of 4 slots.
+std::size_t capacity_for_buckets(int log2) {
+  return static_cast<std::size_t>(static_cast<double>(std::size_t{1} << log2) * 4 * 0.94 / 1.02);
+}
+
+/// Runs work(t, lo, hi) on `threads` threads over [0, n) and returns the wall time.
+double timed_parallel(unsigned threads, std::size_t n,
+                      const std::function<void(unsigned, std::size_t, std::size_t)>& work) {
+  std::latch ready(threads + 1);
+  std::latch go(1);
+  std::vector<std::jthread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      ready.count_down();
+      go.wait();
+      work(t, n * t / threads, n * (t + 1) / threads);
+    });
+  }
+  ready.arrive_and_wait();
+  const auto t0 = clock_type::now();
+  go.count_down();
+  pool.clear();
+  return seconds_since(t0);
+}
+
+void in_cache(const options& o) {
+  seq_filter f(capacity_for_buckets(o.cache));
+  const auto n = static_cast<std::size_t>(0.95 * static_cast<double>(f.size_in_tags()));
+  const std::vector<u64> present = keys_from(0, n, 1), absent = keys_from(u64{1} << 40, n, 1);
+  if (f.insert_many(present) != n) fail("in-cache fill refused a key");
+  const int rounds = o.quick ? 2 : 40;
+  double hit = 1e9, miss = 1e9, many_hit = 1e9, many_miss = 1e9;
+  std::vector<bool> sink;
+  for (int r = 0; r < rounds; ++r) {
+    auto t0 = clock_type::now();
+    std::size_t found = 0;
+    for (u64 k : present)
+      found += f.contains(k) ? 1 : 0;
+    hit = std::min(hit, seconds_since(t0));
+    if (found != n) fail("false negative (in cache)");
+    t0 = clock_type::now();
+    found = 0;
+    for (u64 k : absent)
+      found += f.contains(k) ? 1 : 0;
+    miss = std::min(miss, seconds_since(t0));
+    t0 = clock_type::now();
+    if (f.contains_many(present) != n) fail("false negative (contains_many)");
+    many_hit = std::min(many_hit, seconds_since(t0));
+    t0 = clock_type::now();
+    found += f.contains_many(absent);
+    many_miss = std::min(many_miss, seconds_since(t0));
+    if (found > n / 100) fail("implausible false-positive count");
+  }
+  const double ns = 1e9 / static_cast<double>(n);
+  std::printf("1. in cache: 2^%d buckets, 95 %% load, one thread (ns per key, lower is better)\n",
+              o.cache);
+  std::printf("   contains hit %.2f  miss %.2f  hit/miss %.2f (target <= 1)\n", hit * ns, miss * ns,
+              hit / miss);
+  std::printf(
+      "   contains_many hit %.2f  miss %.2f  contains_many/contains hit %.2f miss %.2f "
+      "(target <= 1)\n",
+      many_hit * ns, many_miss * ns, many_hit / hit, many_miss / miss);
+}
+
+/// Insert rates (M/s) below 50 % and between 90 and 95 % of a filter of `capacity` items.
+std::pair<double, double> band_rates(std::size_t capacity, bool batched) {
+  seq_filter f(capacity);
+  const double slots = static_cast<double>(f.size_in_tags());
+  const std::vector<u64> keys = keys_from(0, static_cast<std::size_t>(slots * 0.95), 2);
+  auto run = [&](std::size_t from, std::size_t to) {
+    const auto t0 = clock_type::now();
+    std::size_t done = 0;
+    if (batched) {
+      done = f.insert_many(std::span<const u64>(keys.data() + from, to - from));
+    } else {
+      for (std::size_t i = from; i < to; ++i)
+        done += f.insert(keys[i]) ? 1 : 0;
+    }
+    if (done != to - from) fail("a band insert was refused");
+    return static_cast<double>(to - from) / seconds_since(t0) / 1e6;
+  };
+  const auto at = [&](double load) { return static_cast<std::size_t>(slots * load); };
+  const double low = run(0, at(0.5));
+  run(at(0.5), at(0.9));
+  const double high = run(at(0.9), keys.size());
+  return {low, high};
+}
+
+void load_bands(const options& o) {
+  const std::size_t capacity = std::size_t{1} << o.room;
+  std::printf("2. load bands: a filter with room for 2^%d items, one thread (M inserts/s)\n",
+              o.room);
+  for (const bool batched : {false, true}) {
+    const auto [low, high] = band_rates(capacity, batched);
+    std::printf("   %-10s below 50 %% %7.2f  90-95 %% %7.2f  ratio %.3f (target >= 0.333)\n",
+                batched ? "batched" : "single-key", low, high, high / low);
+  }
+}
+
+void large_fill(const options& o) {
+  seq_filter f(capacity_for_buckets(o.large));
+  const auto n = static_cast<std::size_t>(0.95 * static_cast<double>(f.size_in_tags()));
+  const std::vector<u64> keys = keys_from(0, n, 3);
+  const auto t0 = clock_type::now();
+  if (f.insert_many(keys) != n) fail("the batched fill was refused a key");
+  const double s = seconds_since(t0);
+  std::printf(
+      "3. batched fill of 2^%d buckets (%zu) to 95 %%, one thread: %.2f M inserts/s "
+      "(target >= 30)\n",
+      o.large, f.num_buckets(), static_cast<double>(n) / s / 1e6);
+}
+
+void threads_on_large(const options& o) {
+  const std::size_t capacity = capacity_for_buckets(o.large);
+  const unsigned T = o.threads;
+  std::printf("4. %u threads, 2^%d buckets, 16-bit x 4, 95 %% load (M ops/s)\n", T, o.large);
+  conc_filter probe(capacity);
+  const auto n = static_cast<std::size_t>(0.95 * static_cast<double>(probe.size_in_tags()));
+  const std::vector<u64> keys = keys_from(0, n, 4);
+
+  ccf::build_options bo;
+  bo.threads = T;
+  auto t0 = clock_type::now();
+  conc_filter built = ccf::build<conc_filter>(keys, capacity, bo);
+  std::printf("   bulk build           %8.2f (target >= 250 on 16 cores)\n",
+              static_cast<double>(n) / seconds_since(t0) / 1e6);
+
+  for (const bool batched : {true, false}) {
+    conc_filter f(capacity);
+    const double s = timed_parallel(T, n, [&](unsigned, std::size_t lo, std::size_t hi) {
+      if (batched) {
+        if (f.insert_many(std::span<const u64>(keys.data() + lo, hi - lo)) != hi - lo) {
+          fail("a concurrent batched insert was refused");
+        }
+      } else {
+        for (std::size_t i = lo; i < hi; ++i) {
+          if (!f.insert(keys[i])) fail("a concurrent insert was refused");
+        }
+      }
+    });
+    std::printf("   %-20s %8.2f (target >= %d on 16 cores)\n",
+                batched ? "batched fill" : "single-key fill", static_cast<double>(n) / s / 1e6,
+                batched ? 150 : 80);
+  }
+
+  // Mixed 90/5/5 on the built filter: each thread looks up present keys, inserts fresh keys of
+  // its own and erases them again, one key at a time.
+  const std::size_t ops = std::min<std::size_t>(n, o.quick ? 100000 : 64u << 20);
+  const std::vector<u64> fresh = keys_from(u64{2} << 40, ops / 20 + T, 4);
+  double s = timed_parallel(T, ops, [&](unsigned t, std::size_t lo, std::size_t hi) {
+    std::size_t next_fresh = fresh.size() * t / T, erased = next_fresh;
+    for (std::size_t i = lo; i < hi; ++i) {
+      const unsigned kind = static_cast<unsigned>(ccf::bench::scramble(i) % 20);
+      if (kind == 0) {
+        built.insert(fresh[next_fresh++]);
+      } else if (kind == 1 && erased < next_fresh) {
+        built.erase(fresh[erased++]);
+      } else if (!built.contains(keys[ccf::bench::scramble(i ^ 0x5555) % n])) {
+        fail("false negative under the mixed workload");
+      }
+    }
+  });
+  std::printf("   mixed 90/5/5         %8.2f (target >= 200 on 16 cores)\n",
+              static_cast<double>(ops) / s / 1e6);
+
+  s = timed_parallel(T, n, [&](unsigned, std::size_t lo, std::size_t hi) {
+    if (built.contains_many(std::span<const u64>(keys.data() + lo, hi - lo)) != hi - lo) {
+      fail("false negative in the batched lookups");
+    }
+  });
+  std::printf("   batched lookups hit  %8.2f (339-453 on 16 cores before the engine)\n",
+              static_cast<double>(n) / s / 1e6);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() {
+      if (i + 1 >= argc) fail(("missing value after " + a).c_str());
+      return std::atoi(argv[++i]);
+    };
+    if (a == "--threads") {
+      o.threads = static_cast<unsigned>(std::max(1, value()));
+    } else if (a == "--large") {
+      o.large = value();
+    } else if (a == "--room") {
+      o.room = value();
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: ccf_engine_targets [--threads T] [--large L] [--room R] "
+                   "[--quick]\n");
+      return a == "--help" ? 0 : 1;
+    }
+  }
+  if (o.quick) {
+    o.large = std::min(o.large, 16);
+    o.room = std::min(o.room, 16);
+    o.cache = 12;
+  }
+  std::printf("ccf_engine_targets: %s, %u hardware threads\n",
+              ccf::bench::describe_machine().cpu_model.c_str(),
+              std::thread::hardware_concurrency());
+  in_cache(o);
+  load_bands(o);
+  large_fill(o);
+  threads_on_large(o);
+  return 0;
+}

@@ -1,0 +1,161 @@
+// ccf — concurrent cuckoo filters.
+// detail/canonical_table.hpp: a table's canonical form — the words a filter file holds.
+//
+// For tag layouts the canonical form is packed_tag_layout's word array: slot j of bucket i is
+// the Bits bits at bit (i * Slots + j) * Bits of a little-endian stream of 64-bit words, then
+// zero bits up to the end of packed_tag_layout::words_for(n) words (one spare word included).
+// The packed layout is its own canonical form (its words are copied); the versioned layout of the
+// lock-free filter packs its tags into that stream on save and unpacks them, with counters 0, on
+// load. For the payload layout (the store's index) the canonical form is its slot words as they
+// are. save() also counts the items, so the count in a file is that of the table it came from,
+// even while other threads change the table.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ccf/detail/packed_tag_layout.hpp"
+#include "ccf/detail/serialization.hpp"
+
+namespace ccf::detail {
+
+/// Appends fields of `bits` bits to a stream of 64-bit words.
+class bit_writer {
+ public:
+  template <class Sink>
+  void put(std::uint64_t v, unsigned bits, Sink& sink) {
+    acc_ |= v << fill_;
+    if (fill_ + bits >= 64) {
+      sink(acc_);
+      acc_ = fill_ == 0 ? 0 : v >> (64 - fill_);
+      fill_ = fill_ + bits - 64;
+    } else {
+      fill_ += bits;
+    }
+  }
+  template <class Sink>
+  void flush(Sink& sink) {
+    if (fill_ != 0) sink(acc_);
+    acc_ = 0;
+    fill_ = 0;
+  }
+
+ private:
+  std::uint64_t acc_ = 0;
+  unsigned fill_ = 0;
+};
+
+/// Reads fields of `bits` bits from a stream of 64-bit words.
+class bit_reader {
+ public:
+  template <class Source>
+  std::uint64_t get(unsigned bits, Source& source) {
+    const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+    if (left_ >= bits) {
+      const std::uint64_t v = acc_ & mask;
+      acc_ = bits == 64 ? 0 : acc_ >> bits;
+      left_ -= bits;
+      return v;
+    }
+    const std::uint64_t next = source();
+    const std::uint64_t v = (acc_ | (left_ == 0 ? next : next << left_)) & mask;
+    const unsigned used = bits - left_;
+    acc_ = used == 64 ? 0 : next >> used;
+    left_ = 64 - used;
+    return v;
+  }
+  /// The bits not read yet from the last word.
+  std::uint64_t rest() const noexcept { return acc_; }
+
+ private:
+  std::uint64_t acc_ = 0;
+  unsigned left_ = 0;
+};
+
+template <class Layout>
+struct canonical_table {
+  static constexpr std::size_t words(std::size_t num_buckets) noexcept {
+    if constexpr (Layout::versioned) {
+      return packed_tag_layout<Layout::tag_bits, Layout::slots>::words_for(num_buckets);
+    } else {
+      return Layout::words_for(num_buckets);
+    }
+  }
+
+  template <class Table>
+  static std::size_t count_items(const Table& t, std::size_t num_buckets) {
+    std::size_t free = 0;
+    for (std::size_t i = 0; i < num_buckets; ++i)
+      free += Layout::free_count(t.load(i));
+    return num_buckets * Layout::slots - free;
+  }
+
+  template <class Table, class Sink>
+  static std::size_t save(const Table& t, std::size_t num_buckets, Sink& sink) {
+    if constexpr (Layout::versioned) {
+      bit_writer out;
+      std::size_t written = 0;
+      auto counted = [&](std::uint64_t w) {
+        sink(w);
+        ++written;
+      };
+      for (std::size_t i = 0; i < num_buckets; ++i) {
+        const auto b = t.load(i);
+        for (unsigned j = 0; j < Layout::slots; ++j)
+          out.put(Layout::get(b, j), Layout::tag_bits, counted);
+      }
+      out.flush(counted);
+      for (; written < words(num_buckets); ++written)
+        sink(0);
+    } else {
+      for (std::size_t k = 0; k < t.words().size(); ++k)
+        sink(t.load_word(k));
+    }
+    return count_items(t, num_buckets);
+  }
+
+  template <class Table, class Source>
+  static std::size_t load(Table& t, std::size_t num_buckets, Source& source) {
+    if constexpr (Layout::versioned) {
+      bit_reader in;
+      std::size_t read = 0;
+      auto counted = [&]() {
+        ++read;
+        return source();
+      };
+      for (std::size_t i = 0; i < num_buckets; ++i) {
+        typename Layout::bucket b{};
+        for (unsigned j = 0; j < Layout::slots; ++j)
+          Layout::set(b, j,
+                      static_cast<typename Layout::slot_type>(in.get(Layout::tag_bits, counted)));
+        t.word(i).quiescent_store(b);
+      }
+      bool clear = in.rest() == 0;
+      for (; read < words(num_buckets); ++read)
+        clear &= source() == 0;
+      if (!clear) throw format_error("ccf: corrupt filter file (bits set past the last bucket)");
+    } else {
+      for (auto& w : t.words())
+        w = source();
+      if constexpr (Layout::tag_only) check_padding(t, num_buckets);
+    }
+    return count_items(t, num_buckets);
+  }
+
+ private:
+  /// Throws unless every bit past the last bucket (in the last word and the spare word) is zero.
+  template <class Table>
+  static void check_padding(const Table& t, std::size_t num_buckets) {
+    const std::size_t used = num_buckets * Layout::bucket_bits;
+    const auto words = t.words();
+    for (std::size_t k = used / 64; k < words.size(); ++k) {
+      const unsigned keep = k == used / 64 ? static_cast<unsigned>(used % 64) : 0;
+      const std::uint64_t mask = keep == 0 ? ~std::uint64_t{0} : ~((std::uint64_t{1} << keep) - 1);
+      if ((words[k] & mask) != 0) {
+        throw format_error("ccf: corrupt filter file (bits set past the last bucket)");
+      }
+    }
+  }
+};
+
+}  // namespace ccf::detail

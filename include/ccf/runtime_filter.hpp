@@ -1,0 +1,343 @@
+// ccf — concurrent cuckoo filters.
+// runtime_filter.hpp: one filter type whose layout and kind are chosen at run time.
+//
+// ccf::runtime_filter holds byte-string keys (std::string_view, hashed with ccf::hash) in any of
+// ccf's layouts — fingerprint bits 4, 8, 12, 16, 32 and buckets of 2, 4, 8 slots — and kinds:
+//   filter_kind::sequential  ccf::cuckoo_filter (one thread at a time),
+//   filter_kind::concurrent  ccf::concurrent_cuckoo_filter with striped locks,
+//   filter_kind::lockfree    ccf::lockfree_cuckoo_filter (layouts with bits x slots <= 48).
+// It is what the ccf tool, the Python package and the Redis module use, so that a layout picked
+// from a target false-positive rate (filter_config::for_rate) or read from a file needs no
+// template instantiation of theirs. Files are those of the typed filters over std::string /
+// std::string_view keys, in either direction; load() reads the header to pick the layout.
+//
+// Every member forwards to the typed filter through one virtual call; batches cost one virtual
+// call per batch. Keys can also be given by hash (hash_of(key), insert_hash, contains_many_hashes
+// ...) for callers that hash once and use the hash several times.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <istream>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ccf/allocator.hpp"
+#include "ccf/concurrent_cuckoo_filter.hpp"
+#include "ccf/cuckoo_filter.hpp"
+#include "ccf/filter_file.hpp"
+#include "ccf/lockfree_cuckoo_filter.hpp"
+#include "ccf/params.hpp"
+
+namespace ccf {
+
+enum class filter_kind : unsigned { sequential, concurrent, lockfree };
+
+inline const char* to_string(filter_kind k) noexcept {
+  switch (k) {
+    case filter_kind::sequential:
+      return "sequential";
+    case filter_kind::concurrent:
+      return "concurrent";
+    case filter_kind::lockfree:
+      return "lockfree";
+  }
+  return "?";
+}
+inline std::optional<filter_kind> parse_filter_kind(std::string_view s) noexcept {
+  if (s == "sequential") return filter_kind::sequential;
+  if (s == "concurrent") return filter_kind::concurrent;
+  if (s == "lockfree") return filter_kind::lockfree;
+  return std::nullopt;
+}
+
+/// The shape of a runtime filter.
+struct filter_config {
+  std::size_t capacity = 0;
+  unsigned fingerprint_bits = 16;
+  unsigned slots_per_bucket = 4;
+  filter_kind kind = filter_kind::sequential;
+  std::uint64_t seed = default_seed;
+  std::size_t max_kicks = 500;
+
+  /// The layout of least memory for `capacity` items at false-positive rate `fpr`
+  /// (ccf::smallest_layout_for; for the lock-free kind, among the layouts it supports).
+  static filter_config for_rate(std::size_t capacity, double fpr,
+                                filter_kind kind = filter_kind::sequential) {
+    filter_config c;
+    c.capacity = capacity;
+    c.kind = kind;
+    const filter_params p = smallest_layout_for(capacity, fpr);
+    c.fingerprint_bits = p.fingerprint_bits;
+    c.slots_per_bucket = p.slots_per_bucket;
+    if (kind == filter_kind::lockfree &&
+        !detail::versioned_layout_supported(c.fingerprint_bits, c.slots_per_bucket)) {
+      const filter_params four = detail::params_with_slots(capacity, fpr, 4);
+      if (!detail::versioned_layout_supported(four.fingerprint_bits, 4)) {
+        throw std::invalid_argument(
+            "ccf: no lock-free layout (at most 48 tag bits per bucket) "
+            "reaches a false-positive rate of " +
+            detail::params_format_double(fpr));
+      }
+      c.fingerprint_bits = four.fingerprint_bits;
+      c.slots_per_bucket = 4;
+    }
+    return c;
+  }
+};
+
+namespace detail {
+
+/// The runtime filter's view of a typed filter over std::string_view keys.
+class runtime_model {
+ public:
+  virtual ~runtime_model() = default;
+  virtual std::uint64_t hash_of(std::string_view key) const noexcept = 0;
+  virtual bool insert_hash(std::uint64_t h) = 0;
+  virtual bool contains_hash(std::uint64_t h) const = 0;
+  virtual bool erase_hash(std::uint64_t h) = 0;
+  virtual std::size_t count_hash(std::uint64_t h) const = 0;
+  virtual std::size_t insert_many_hashes(std::span<const std::uint64_t> hashes) = 0;
+  virtual std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
+                                           std::span<bool> found) const = 0;
+  virtual bulk_result bulk_insert(std::span<const std::string_view> keys, unsigned threads,
+                                  bool skip_present) = 0;
+  virtual std::size_t size() const noexcept = 0;
+  virtual std::size_t capacity() const noexcept = 0;
+  virtual std::size_t num_buckets() const noexcept = 0;
+  virtual std::size_t size_in_bytes() const noexcept = 0;
+  virtual std::size_t chunks() const noexcept = 0;
+  virtual std::size_t max_kicks() const noexcept = 0;
+  virtual std::size_t relocations() const noexcept = 0;
+  virtual std::uint64_t seed() const noexcept = 0;
+  virtual void clear() = 0;
+  virtual void save(std::ostream& out) const = 0;
+  virtual std::vector<std::byte> to_bytes() const = 0;
+};
+
+template <class Filter>
+class runtime_model_of final : public runtime_model {
+ public:
+  template <class... Args>
+  explicit runtime_model_of(Args&&... args) : f_(std::forward<Args>(args)...) {}
+
+  std::uint64_t hash_of(std::string_view key) const noexcept override { return f_.hash_of(key); }
+  bool insert_hash(std::uint64_t h) override { return f_.insert_hash(h); }
+  bool contains_hash(std::uint64_t h) const override { return f_.contains_hash(h); }
+  bool erase_hash(std::uint64_t h) override { return f_.erase_hash(h); }
+  std::size_t count_hash(std::uint64_t h) const override { return f_.count_hash(h); }
+  std::size_t insert_many_hashes(std::span<const std::uint64_t> hashes) override {
+    return f_.insert_many_hashes(hashes);
+  }
+  std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
+                                   std::span<bool> found) const override {
+    return f_.contains_many_hashes(hashes, found);
+  }
+  bulk_result bulk_insert(std::span<const std::string_view> keys, unsigned threads,
+                          bool skip_present) override {
+    return f_.bulk_insert(keys, threads, skip_present);
+  }
+  std::size_t size() const noexcept override { return f_.size(); }
+  std::size_t capacity() const noexcept override { return f_.capacity(); }
+  std::size_t num_buckets() const noexcept override { return f_.num_buckets(); }
+  std::size_t size_in_bytes() const noexcept override { return f_.size_in_bytes(); }
+  std::size_t chunks() const noexcept override { return f_.chunks(); }
+  std::size_t max_kicks() const noexcept override { return f_.max_kicks(); }
+  std::size_t relocations() const noexcept override { return f_.relocations(); }
+  std::uint64_t seed() const noexcept override { return f_.seed(); }
+  void clear() override { f_.clear(); }
+  void save(std::ostream& out) const override { f_.save(out); }
+  std::vector<std::byte> to_bytes() const override { return f_.to_bytes(); }
+
+ private:
+  Filter f_;
+};
+
+/// Makes the runtime model of the (bits, slots, kind) filter type from `args`.
+template <class Allocator>
+struct runtime_factory {
+  using key = std::string_view;
+  using hash = ccf::hash<std::string_view>;
+
+  template <class... Args>
+  static std::unique_ptr<runtime_model> make(unsigned bits, unsigned slots, filter_kind kind,
+                                             Args&&... args) {
+    switch (bits) {
+      case 4:
+        return by_slots<4>(slots, kind, std::forward<Args>(args)...);
+      case 8:
+        return by_slots<8>(slots, kind, std::forward<Args>(args)...);
+      case 12:
+        return by_slots<12>(slots, kind, std::forward<Args>(args)...);
+      case 16:
+        return by_slots<16>(slots, kind, std::forward<Args>(args)...);
+      case 32:
+        return by_slots<32>(slots, kind, std::forward<Args>(args)...);
+    }
+    throw std::invalid_argument("ccf: fingerprint bits must be 4, 8, 12, 16 or 32, not " +
+                                std::to_string(bits));
+  }
+
+ private:
+  template <unsigned B, class... Args>
+  static std::unique_ptr<runtime_model> by_slots(unsigned slots, filter_kind kind, Args&&... args) {
+    switch (slots) {
+      case 2:
+        return by_kind<B, 2>(kind, std::forward<Args>(args)...);
+      case 4:
+        return by_kind<B, 4>(kind, std::forward<Args>(args)...);
+      case 8:
+        return by_kind<B, 8>(kind, std::forward<Args>(args)...);
+    }
+    throw std::invalid_argument("ccf: slots per bucket must be 2, 4 or 8, not " +
+                                std::to_string(slots));
+  }
+  template <unsigned B, unsigned S, class... Args>
+  static std::unique_ptr<runtime_model> by_kind(filter_kind kind, Args&&... args) {
+    using alt = chunked_alternate;
+    switch (kind) {
+      case filter_kind::sequential:
+        return std::make_unique<runtime_model_of<cuckoo_filter<key, B, S, hash, alt, Allocator>>>(
+            std::forward<Args>(args)...);
+      case filter_kind::concurrent:
+        return std::make_unique<runtime_model_of<
+            concurrent_cuckoo_filter<key, B, S, hash, striped_locking, alt, Allocator>>>(
+            std::forward<Args>(args)...);
+      case filter_kind::lockfree:
+        if constexpr (versioned_layout_supported(B, S)) {
+          return std::make_unique<
+              runtime_model_of<lockfree_cuckoo_filter<key, B, S, hash, alt, Allocator>>>(
+              std::forward<Args>(args)...);
+        } else {
+          throw std::invalid_argument(
+              "ccf: the lock-free filter needs bits x slots <= 48 (one 64-bit word per "
+              "bucket), not " +
+              std::to_string(B) + " x " + std::to_string(S));
+        }
+    }
+    throw std::invalid_argument("ccf: unknown filter kind");
+  }
+};
+
+}  // namespace detail
+
+template <class Allocator = table_allocator<std::uint64_t>>
+class basic_runtime_filter {
+ public:
+  using allocator_type = Allocator;
+
+  /// An empty filter of the given shape. Throws std::invalid_argument for a layout ccf does not
+  /// have (or the lock-free kind does not support) and for capacity 0, std::length_error when the
+  /// table would not fit in memory.
+  explicit basic_runtime_filter(const filter_config& c, const Allocator& alloc = Allocator())
+      : impl_(factory::make(c.fingerprint_bits, c.slots_per_bucket, c.kind, c.capacity, c.seed,
+                            c.max_kicks, alloc)),
+        bits_(c.fingerprint_bits),
+        slots_(c.slots_per_bucket),
+        kind_(c.kind) {}
+
+  /// A filter saved by any ccf filter over string keys (or by runtime_filter), as `kind`.
+  /// Throws ccf::format_error as the typed filters do.
+  static basic_runtime_filter load(std::istream& in, filter_kind kind = filter_kind::sequential,
+                                   const Allocator& alloc = Allocator()) {
+    detail::filter_source src(in);
+    return basic_runtime_filter(src, kind, alloc);
+  }
+  static basic_runtime_filter load(std::span<const std::byte> bytes,
+                                   filter_kind kind = filter_kind::sequential,
+                                   const Allocator& alloc = Allocator()) {
+    detail::filter_source src(bytes);
+    return basic_runtime_filter(src, kind, alloc);
+  }
+
+  std::uint64_t hash_of(std::string_view key) const noexcept { return impl_->hash_of(key); }
+  bool insert(std::string_view key) { return impl_->insert_hash(hash_of(key)); }
+  bool contains(std::string_view key) const { return impl_->contains_hash(hash_of(key)); }
+  bool erase(std::string_view key) { return impl_->erase_hash(hash_of(key)); }
+  std::size_t count(std::string_view key) const { return impl_->count_hash(hash_of(key)); }
+  bool insert_hash(std::uint64_t h) { return impl_->insert_hash(h); }
+  bool contains_hash(std::uint64_t h) const { return impl_->contains_hash(h); }
+  bool erase_hash(std::uint64_t h) { return impl_->erase_hash(h); }
+  std::size_t count_hash(std::uint64_t h) const { return impl_->count_hash(h); }
+
+  /// As the typed filters' insert_many: exactly keys[0, result) are inserted.
+  std::size_t insert_many(std::span<const std::string_view> keys) {
+    return impl_->insert_many_hashes(hashes_of(keys));
+  }
+  std::size_t insert_many_hashes(std::span<const std::uint64_t> hashes) {
+    return impl_->insert_many_hashes(hashes);
+  }
+  std::size_t contains_many(std::span<const std::string_view> keys, std::span<bool> found) const {
+    return impl_->contains_many_hashes(hashes_of(keys), found);
+  }
+  std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
+                                   std::span<bool> found) const {
+    return impl_->contains_many_hashes(hashes, found);
+  }
+  /// Fills this filter, which no other thread may use meanwhile, with `keys` in parallel (see
+  /// ccf::build); returns what was inserted, skipped and refused.
+  bulk_result bulk_insert(std::span<const std::string_view> keys, unsigned threads = 0,
+                          bool skip_present = false) {
+    if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+    return impl_->bulk_insert(keys, threads, skip_present);
+  }
+
+  std::size_t size() const noexcept { return impl_->size(); }
+  bool empty() const noexcept { return size() == 0; }
+  std::size_t capacity() const noexcept { return impl_->capacity(); }
+  std::size_t num_buckets() const noexcept { return impl_->num_buckets(); }
+  std::size_t size_in_bytes() const noexcept { return impl_->size_in_bytes(); }
+  std::size_t size_in_tags() const noexcept { return num_buckets() * slots_; }
+  std::size_t chunks() const noexcept { return impl_->chunks(); }
+  std::size_t max_kicks() const noexcept { return impl_->max_kicks(); }
+  std::size_t relocations() const noexcept { return impl_->relocations(); }
+  std::uint64_t seed() const noexcept { return impl_->seed(); }
+  unsigned fingerprint_bits() const noexcept { return bits_; }
+  unsigned slots_per_bucket() const noexcept { return slots_; }
+  filter_kind kind() const noexcept { return kind_; }
+  double load_factor() const noexcept {
+    return static_cast<double>(size()) / static_cast<double>(size_in_tags());
+  }
+  /// The false-positive rate expected at the current load (ccf::expected_fpr).
+  double expected_fpr() const noexcept { return ccf::expected_fpr(bits_, slots_, load_factor()); }
+  /// The false-positive rate expected once the filter holds capacity() items.
+  double design_fpr() const noexcept {
+    return ccf::expected_fpr(bits_, slots_,
+                             static_cast<double>(capacity()) / static_cast<double>(size_in_tags()));
+  }
+  void clear() { impl_->clear(); }
+  void save(std::ostream& out) const { impl_->save(out); }
+  std::vector<std::byte> to_bytes() const { return impl_->to_bytes(); }
+
+ private:
+  using factory = detail::runtime_factory<Allocator>;
+
+  basic_runtime_filter(detail::filter_source& src, filter_kind kind, const Allocator& alloc)
+      : impl_(factory::make(src.header.fingerprint_bits, src.header.slots_per_bucket, kind,
+                            std::move(src), alloc)),
+        bits_(src.header.fingerprint_bits),
+        slots_(src.header.slots_per_bucket),
+        kind_(kind) {}
+
+  std::vector<std::uint64_t> hashes_of(std::span<const std::string_view> keys) const {
+    std::vector<std::uint64_t> h(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      h[i] = hash_of(keys[i]);
+    return h;
+  }
+
+  std::unique_ptr<detail::runtime_model> impl_;
+  unsigned bits_;
+  unsigned slots_;
+  filter_kind kind_;
+};
+
+using runtime_filter = basic_runtime_filter<>;
+
+}  // namespace ccf
