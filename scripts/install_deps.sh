@@ -3,7 +3,7 @@
 # Usage: scripts/install_deps.sh            (as root, or with sudo available)
 set -euo pipefail
 packages=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev libcuckoo-dev
-          libtbb-dev libcli11-dev gnuplot-nox spin git)
+          libtbb-dev libcli11-dev gnuplot-nox spin git librocksdb-dev liblmdb-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,7 +5,7 @@
 // FingerprintBits-bit tag per item in a table of buckets of SlotsPerBucket slots (bit-packed: no
 // padding between buckets), with partial-key cuckoo hashing: an item lives in bucket i1 = h(key)
 // or i2 = alt(i1, tag), alt an involution over any bucket count. With the default
-// ccf::chunked_alternate both buckets lie in one chunk of about 2^17 slots (256 KiB at 16-bit x
+// ccf::chunked_alternate both buckets lie in one chunk of at most 2^19 slots (1 MiB at 16-bit x
 // 4), ccf::global_alternate lets i2 be anywhere. Lookups test both buckets with bit-parallel tag
 // matching. Inserts that find both buckets full run a bounded breadth-first search for a cuckoo
 // path and only then move tags, so a refused insert (the table is full) changes nothing.

@@ -27,9 +27,11 @@
 // Bulk build (bulk_insert): the table belongs to the caller alone. In rounds of 16 M items, the
 // hashes are partitioned by chunk in parallel (a two-pass counting scatter: count per thread and
 // chunk, then scatter, hashing twice rather than storing the hashes), then threads take whole
-// chunks, sweep each into the caches and fill it with no lock and no atomic instruction
-// (insert_direct: both buckets of every item and every cuckoo path lie in the item's chunk, and
-// chunks share no word). The result is an ordinary table of the engine's kind.
+// chunks — the even ones, then the odd ones — sweep each into the caches and fill it with no
+// lock and no atomic instruction (insert_direct: both buckets of every item and every cuckoo path
+// lie in the item's chunk, and chunks share no word; the last bucket of a chunk may be loaded
+// with the word after it, which is why neighbouring chunks are not filled at the same time). The
+// result is an ordinary table of the engine's kind.
 #pragma once
 
 #include <algorithm>
@@ -337,15 +339,20 @@ bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigne
         sorted[c[indexer.chunk_of_hash(h)]++] = h;
       }
     });
-    std::atomic<std::size_t> next_chunk{0};
-    run_parallel(t_count, [&](std::size_t t) {
-      bulk_result& r = results[t];
-      for (std::size_t c; (c = next_chunk.fetch_add(1, std::memory_order_relaxed)) < m;) {
-        const std::size_t b = chunk_start[c], e = chunk_start[c + 1];
-        if ((e - b) * warm_lines_per_item >= chunk_lines) engine.warm_chunk(c);
-        fill_chunk(engine, sorted.get() + b, e - b, skip_present, r);
-      }
-    });
+    // Even chunks, then odd ones: a thread filling chunk c may read the first word of chunk
+    // c + 1 (a bucket that ends on the chunk boundary is loaded with the word after it), which
+    // must not be written meanwhile.
+    for (std::size_t parity = 0; parity < 2; ++parity) {
+      std::atomic<std::size_t> next{0};
+      run_parallel(t_count, [&](std::size_t t) {
+        bulk_result& r = results[t];
+        for (std::size_t c; (c = 2 * next.fetch_add(1, std::memory_order_relaxed) + parity) < m;) {
+          const std::size_t b = chunk_start[c], e = chunk_start[c + 1];
+          if ((e - b) * warm_lines_per_item >= chunk_lines) engine.warm_chunk(c);
+          fill_chunk(engine, sorted.get() + b, e - b, skip_present, r);
+        }
+      });
+    }
   }
   bulk_result total;
   for (const bulk_result& r : results) {

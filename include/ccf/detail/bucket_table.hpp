@@ -81,7 +81,8 @@ class bucket_table {
     CCF_PREFETCH_WRITE(data_ + Layout::first_word(i));
   }
 
-  /// Reads one word per cache line of buckets [first, last) in address order, so that they come
+  /// Reads one word per cache line of buckets [first, last) (a run that starts and ends on word
+  /// boundaries, such as a chunk) in address order, so that they come
   /// into the caches at the speed of a sequential sweep (which the hardware prefetchers run
   /// ahead of) rather than one random miss at a time. Returns the words' xor only so that the
   /// reads are kept.
@@ -89,7 +90,7 @@ class bucket_table {
       const noexcept requires std::is_same_v<word_type, std::uint64_t> {
     constexpr std::size_t stride = cache_line_size / sizeof(word_type);
     std::uint64_t x = 0;
-    const std::size_t end = std::min(words_, Layout::first_word(last) + 1);
+    const std::size_t end = std::min(words_, Layout::first_word(last));
     for (std::size_t k = Layout::first_word(first); k < end; k += stride)
       x ^= WordPolicy::load(data_[k]);
     return x;

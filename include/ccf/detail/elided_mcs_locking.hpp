@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "ccf/detail/elided_lock.hpp"
 
@@ -35,19 +36,19 @@ class elided_mcs_locking {
   };
 
   [[nodiscard]] guard lock_two(std::size_t, std::size_t) noexcept {
-    return guard(lock_, lock_mode::update);
+    return guard(*lock_, lock_mode::update);
   }
-  [[nodiscard]] guard lock_all() noexcept { return guard(lock_, lock_mode::update); }
+  [[nodiscard]] guard lock_all() noexcept { return guard(*lock_, lock_mode::update); }
   template <class F>
   auto read(std::size_t, std::size_t, F&& f) {
-    guard g(lock_, lock_mode::read);
+    guard g(*lock_, lock_mode::read);
     return f();
   }
 
-  const elided_mcs_lock& lock() const noexcept { return lock_; }
+  const elided_mcs_lock& lock() const noexcept { return *lock_; }
 
  private:
-  elided_mcs_lock lock_;
+  std::unique_ptr<elided_mcs_lock> lock_;  // a pointer keeps filters movable
 };
 
 }  // namespace ccf::detail

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <mutex>
 
 namespace ccf::detail {
@@ -14,22 +15,23 @@ class global_locking {
   static constexpr bool concurrent = true;
   static constexpr const char* name = "global";
 
-  explicit global_locking(std::size_t /*num_buckets*/ = 0, std::size_t /*group*/ = 1) {}
+  explicit global_locking(std::size_t /*num_buckets*/ = 0, std::size_t /*group*/ = 1)
+      : mutex_(std::make_unique<std::mutex>()) {}
 
   [[nodiscard]] std::unique_lock<std::mutex> lock_two(std::size_t, std::size_t) {
-    return std::unique_lock<std::mutex>(mutex_);
+    return std::unique_lock<std::mutex>(*mutex_);
   }
   [[nodiscard]] std::unique_lock<std::mutex> lock_all() {
-    return std::unique_lock<std::mutex>(mutex_);
+    return std::unique_lock<std::mutex>(*mutex_);
   }
   template <class F>
   auto read(std::size_t, std::size_t, F&& f) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(*mutex_);
     return f();
   }
 
  private:
-  std::mutex mutex_;
+  std::unique_ptr<std::mutex> mutex_;  // a pointer keeps filters movable
 };
 
 }  // namespace ccf::detail

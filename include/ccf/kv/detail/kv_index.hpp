@@ -1,0 +1,121 @@
+// ccf — concurrent cuckoo filters.
+// kv/detail/kv_index.hpp: the key-value store's in-memory index — an instance of the cuckoo
+// engine, with the seed design's {tag, status, offset} slots.
+//
+// Layout: payload_slot_layout<24, 4> (detail/payload_slot_layout.hpp): 4-slot buckets of 64-bit
+// slots holding a 24-bit tag, a 2-bit status (available / occupied / deleted) and a 38-bit payload,
+// the record's offset in the log divided by 8 (records are 8-byte aligned: logs up to 2 TiB).
+// 8 bytes a slot, so 8.4 bytes of index per key at 95 % load. The protocol is striped locking
+// (lookups take no lock), the alternate function chunk-local, and keys are hashed with XXH3 and
+// the store's seed: a key's two buckets and tag come from its hash as in every ccf table.
+//
+// A lookup walks every occupied slot with the key's tag in its two buckets (slot_mask) and
+// compares the full key with the record the slot points to (one read of the log each; with
+// 24-bit tags a lookup of a key meets another key's slot once in about 2 million). The store
+// changes the index from one thread at a time (its committing writer): upsert replaces the
+// offset of the key's slot in place, so a key never has two live slots, and inserts a slot only
+// for a key that has none — so duplicate keys cannot enter. When an insert finds no cuckoo path
+// the store builds an index twice as large from the keys in the log (grow()).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "ccf/detail/cuckoo_engine.hpp"
+#include "ccf/detail/indexer.hpp"
+#include "ccf/detail/lock_protocol.hpp"
+#include "ccf/detail/payload_slot_layout.hpp"
+#include "ccf/detail/striped_locking.hpp"
+#include "ccf/hash.hpp"
+
+namespace ccf::kv::detail {
+
+class kv_index {
+ public:
+  using layout = ccf::detail::payload_slot_layout<24, 4>;
+  using engine_type =
+      ccf::detail::cuckoo_engine<layout, ccf::detail::lock_protocol<ccf::detail::striped_locking>>;
+  using indexer_type = engine_type::indexer_type;
+  static constexpr std::uint64_t max_offset = layout::max_payload * 8;
+
+  /// An empty index for `capacity` keys.
+  kv_index(std::size_t capacity, std::uint64_t seed)
+      : engine_(capacity, chunked_alternate::max_chunk_buckets(layout::slots),
+                engine_type::default_max_kicks),
+        seed_(seed) {}
+  /// An empty index with the buckets of `indexer` (loading a snapshot).
+  kv_index(const indexer_type& indexer, std::size_t capacity, std::uint64_t seed)
+      : engine_(indexer, capacity, engine_type::default_max_kicks), seed_(seed) {}
+
+  std::uint64_t hash(std::string_view key) const noexcept {
+    return XXH3_64bits_withSeed(key.data(), key.size(), seed_);
+  }
+  std::uint64_t seed() const noexcept { return seed_; }
+  const engine_type& engine() const noexcept { return engine_; }
+  engine_type& engine() noexcept { return engine_; }
+  std::size_t size() const noexcept { return engine_.size(); }
+
+  /// The offset of the record `key` maps to, if any. key_at(offset) gives the key of the record
+  /// at an offset (a candidate slot's record).
+  template <class KeyAt>
+  std::optional<std::uint64_t> find(std::uint64_t h, std::string_view key, KeyAt&& key_at) const {
+    std::optional<std::uint64_t> found;
+    engine_.for_each_match(engine_.indexer().locate(h), [&](std::uint64_t slot) {
+      const std::uint64_t offset = layout::payload_of(slot) * 8;
+      if (!found && key_at(offset) == key) found = offset;
+    });
+    return found;
+  }
+
+  enum class upsert_result { inserted, replaced, full };
+  /// Points `key` at `offset`: replaces the offset of its slot (old_offset gets the previous
+  /// one), or inserts a slot; `full` when no cuckoo path was found (nothing changed).
+  template <class KeyAt>
+  upsert_result upsert(std::uint64_t h, std::string_view key, std::uint64_t offset,
+                       KeyAt&& key_at, std::uint64_t& old_offset) {
+    const ccf::detail::position p = engine_.indexer().locate(h);
+    const std::uint64_t slot = layout::make(p.tag, offset / 8);
+    if (const std::optional<std::uint64_t> old = find(h, key, key_at)) {
+      old_offset = *old;
+      engine_.replace_slot(p, layout::make(p.tag, *old / 8), slot);
+      return upsert_result::replaced;
+    }
+    return engine_.insert(p, slot) ? upsert_result::inserted : upsert_result::full;
+  }
+  /// Inserts a slot for a key known to have none (rebuilding); false when full.
+  bool insert_new(std::uint64_t h, std::uint64_t offset) {
+    const ccf::detail::position p = engine_.indexer().locate(h);
+    return engine_.insert(p, layout::make(p.tag, offset / 8));
+  }
+  /// Removes `key`'s slot (it becomes a tombstone); old_offset gets its record's offset.
+  template <class KeyAt>
+  bool erase(std::uint64_t h, std::string_view key, KeyAt&& key_at, std::uint64_t& old_offset) {
+    const std::optional<std::uint64_t> old = find(h, key, key_at);
+    if (!old) return false;
+    const ccf::detail::position p = engine_.indexer().locate(h);
+    old_offset = *old;
+    return engine_.erase_slot(p, layout::make(p.tag, *old / 8));
+  }
+
+  /// Calls f(offset) for every occupied slot (the records of all live keys).
+  template <class F>
+  void for_each_offset(F&& f) const {
+    const auto& table = engine_.table();
+    for (std::size_t i = 0; i < engine_.num_buckets(); ++i) {
+      const auto b = table.load(i);
+      for (unsigned j = 0; j < layout::slots; ++j) {
+        if (layout::status_of(layout::get(b, j)) == layout::occupied) {
+          f(layout::payload_of(layout::get(b, j)) * 8);
+        }
+      }
+    }
+  }
+
+ private:
+  engine_type engine_;
+  std::uint64_t seed_;
+};
+
+}  // namespace ccf::kv::detail

@@ -1,0 +1,145 @@
+// ccf — concurrent cuckoo filters.
+// kv/detail/snapshot.hpp: the key-value store's index snapshot — the index as of a log position,
+// so that opening a store replays only the log's tail.
+//
+//   0  8  magic "CCFKVIDX"     8  4  format version (1)     12  4  slots per bucket (4)
+//  16 16  id of the log it belongs to
+//  32  8  log position: every record before it is in the index, none after it
+//  40  8  chunks               48  8  chunk size (buckets)
+//  56  8  live keys            64  8  records before the position
+//  72  8  index doublings      80  8  bytes of live records
+//  88  8  word count (the index's slot words)
+//  96  -  the words, little-endian
+//  end 8  XXH3-64 of everything before
+//
+// A snapshot is written to a temporary name, synced and renamed into place, after the log is
+// synced up to its position. Reading checks the length against the header before allocating,
+// the log id and position against the log, and the checksum; any mismatch makes the store
+// ignore the snapshot and replay the whole log (a missing or stale snapshot only costs time).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ccf/kv/detail/kv_index.hpp"
+#include "ccf/kv/detail/record.hpp"
+#include "ccf/kv/file_system.hpp"
+
+namespace ccf::kv::detail {
+
+inline constexpr char snapshot_magic[8] = {'C', 'C', 'F', 'K', 'V', 'I', 'D', 'X'};
+inline constexpr std::size_t snapshot_header_size = 96;
+
+/// What a snapshot holds besides the index.
+struct snapshot_meta {
+  std::array<std::byte, 16> log_id{};
+  std::uint64_t position = 0;
+  std::uint64_t records = 0;
+  std::uint64_t rehashes = 0;
+  std::uint64_t live_bytes = 0;
+};
+
+/// Writes the snapshot of `index` to `path` (through a temporary file; the caller syncs the
+/// directory).
+inline void write_snapshot(file_system& fs, const std::string& path, const kv_index& index,
+                           const snapshot_meta& meta) {
+  const std::string tmp = path + ".tmp";
+  std::unique_ptr<file> f = fs.open(tmp, file_system::open_mode::create);
+  f->truncate(0);
+  const auto& ix = index.engine().indexer();
+  std::vector<std::byte> out(snapshot_header_size);
+  std::memcpy(out.data(), snapshot_magic, 8);
+  put_u32(&out[8], 1);
+  put_u32(&out[12], kv_index::layout::slots);
+  std::memcpy(&out[16], meta.log_id.data(), 16);
+  put_u64(&out[32], meta.position);
+  put_u64(&out[40], ix.chunks());
+  put_u64(&out[48], ix.chunk_size());
+  put_u64(&out[56], index.size());
+  put_u64(&out[64], meta.records);
+  put_u64(&out[72], meta.rehashes);
+  put_u64(&out[80], meta.live_bytes);
+  put_u64(&out[88], kv_index::layout::words_for(ix.num_buckets()));
+  out.reserve(out.size() + kv_index::layout::words_for(ix.num_buckets()) * 8 + 8);
+  auto sink = [&](std::uint64_t w) {
+    out.resize(out.size() + 8);
+    put_u64(&out[out.size() - 8], w);
+  };
+  index.engine().save_canonical(sink);
+  sink(XXH3_64bits(out.data(), out.size()));
+  f->write_at(0, out);
+  f->sync();
+  f.reset();
+  fs.rename(tmp, path);
+}
+
+/// The snapshot at `path` if it is intact and belongs to the log `log_id` of `log_size` bytes.
+inline std::unique_ptr<kv_index> read_snapshot(file_system& fs, const std::string& path,
+                                               const std::array<std::byte, 16>& log_id,
+                                               std::uint64_t log_size, std::uint64_t seed,
+                                               snapshot_meta& meta) {
+  if (!fs.exists(path)) return nullptr;
+  std::unique_ptr<file> f = fs.open(path, file_system::open_mode::existing);
+  const std::uint64_t size = f->size();
+  std::array<std::byte, snapshot_header_size> h{};
+  if (size < snapshot_header_size + 8 || f->read_at(0, h) != h.size()) return nullptr;
+  const std::uint64_t chunks = get_u64(&h[40]), chunk_size = get_u64(&h[48]);
+  const std::uint64_t words = get_u64(&h[88]);
+  const bool shape_ok =
+      std::memcmp(h.data(), snapshot_magic, 8) == 0 && get_u32(&h[8]) == 1 &&
+      get_u32(&h[12]) == kv_index::layout::slots && std::memcmp(&h[16], log_id.data(), 16) == 0 &&
+      chunks != 0 && chunk_size != 0 && chunks < (std::uint64_t{1} << 32) &&
+      chunk_size < (std::uint64_t{1} << 32) &&
+      words == kv_index::layout::words_for(chunks * chunk_size) &&
+      size == snapshot_header_size + words * 8 + 8;
+  meta.position = get_u64(&h[32]);
+  if (!shape_ok || meta.position < log_header_size || meta.position > log_size) return nullptr;
+  std::memcpy(meta.log_id.data(), &h[16], 16);
+  meta.records = get_u64(&h[64]);
+  meta.rehashes = get_u64(&h[72]);
+  meta.live_bytes = get_u64(&h[80]);
+  const std::uint64_t keys = get_u64(&h[56]);
+
+  XXH3_state_t state{};
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, h.data(), h.size());
+  std::vector<std::byte> buffer(std::size_t{1} << 16);
+  std::uint64_t at = snapshot_header_size, left = 0, pos = 0;
+  auto source = [&]() -> std::uint64_t {
+    if (pos == left) {
+      const auto want = static_cast<std::size_t>(
+          std::min<std::uint64_t>(buffer.size(), snapshot_header_size + words * 8 - at));
+      if (f->read_at(at, std::span<std::byte>(buffer.data(), want)) != want) {
+        throw corrupt_error("ccf::kv: the index snapshot ends early");
+      }
+      XXH3_64bits_update(&state, buffer.data(), want);
+      at += want;
+      left = want;
+      pos = 0;
+    }
+    pos += 8;
+    return get_u64(&buffer[pos - 8]);
+  };
+  auto index = std::make_unique<kv_index>(
+      kv_index::indexer_type(static_cast<std::size_t>(chunks), static_cast<std::size_t>(chunk_size)),
+      static_cast<std::size_t>(chunks * chunk_size * kv_index::layout::slots * 95 / 100), seed);
+  try {
+    const std::size_t loaded = index->engine().load_canonical(source);
+    std::array<std::byte, 8> sum{};
+    if (f->read_at(at, sum) != 8 || get_u64(sum.data()) != XXH3_64bits_digest(&state) ||
+        loaded != keys) {
+      return nullptr;
+    }
+  } catch (const corrupt_error&) {
+    return nullptr;
+  }
+  return index;
+}
+
+}  // namespace ccf::kv::detail

@@ -1,0 +1,302 @@
+// ccf — concurrent cuckoo filters.
+// kv/detail/store_impl.hpp: the members of ccf::kv::store (kv/store.hpp has the design).
+#pragma once
+
+#include <algorithm>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace ccf::kv {
+
+namespace detail {
+
+/// An index with room for `capacity` keys holding the live keys of `from` (keys read back from
+/// `log` below `end`); doubles the room until every key fits.
+inline std::unique_ptr<kv_index> rebuild_index(const log_file& log, std::uint64_t end,
+                                               const kv_index& from, std::size_t capacity) {
+  std::string scratch;
+  for (;; capacity *= 2) {
+    auto fresh = std::make_unique<kv_index>(capacity, from.seed());
+    bool fits = true;
+    from.for_each_offset([&](std::uint64_t offset) {
+      if (fits) fits = fresh->insert_new(fresh->hash(log.record_at(offset, end, scratch).key), offset);
+    });
+    if (fits) return fresh;
+  }
+}
+
+/// max(a, v) into a, atomically.
+inline void raise_to(std::atomic<std::uint64_t>& a, std::uint64_t v) noexcept {
+  for (std::uint64_t cur = a.load(); cur < v && !a.compare_exchange_weak(cur, v);) {
+  }
+}
+
+}  // namespace detail
+
+inline store::store(const std::string& path, const options& o)
+    : fs_(o.fs), options_(o), dir_(path) {
+  if (!fs_) throw std::invalid_argument("ccf::kv: options::fs is empty");
+  if (!fs_->exists(dir_)) {
+    if (!o.create_if_missing) {
+      throw std::invalid_argument("ccf::kv: there is no store at '" + dir_ + "'");
+    }
+    fs_->create_directory(dir_);
+  }
+  lock_ = fs_->lock(file("LOCK"));
+  const bool exists = fs_->exists(file("log"));
+  if (exists && o.error_if_exists) {
+    throw std::invalid_argument("ccf::kv: a store exists at '" + dir_ + "'");
+  }
+  for (const char* leftover : {"log.tmp", "log.compact", "index.tmp", "index.compact",
+                               "index.compact.tmp"}) {
+    if (fs_->exists(file(leftover))) fs_->remove(file(leftover));
+  }
+  if (!exists) {
+    std::random_device rd;
+    const std::uint64_t seed = (static_cast<std::uint64_t>(rd()) << 32) | rd();
+    detail::log_file::create(*fs_, file("log.tmp"), seed);
+    fs_->rename(file("log.tmp"), file("log"));
+    fs_->sync_directory(dir_);
+    report_.created = true;
+  }
+  recover(o);
+  if (o.sync == durability::group) {
+    syncer_ = std::jthread([this](std::stop_token stop) { background_syncer(stop); });
+  }
+}
+
+inline void store::recover(const options& o) {
+  std::shared_ptr<detail::log_file> log = detail::log_file::open(*fs_, file("log"));
+  const std::uint64_t size = log->size();
+  detail::snapshot_meta meta;
+  std::unique_ptr<detail::kv_index> index = detail::read_snapshot(
+      *fs_, file("index"), log->header().id, size, log->header().seed, meta);
+  std::uint64_t from = detail::log_header_size;
+  if (index) {
+    report_.snapshot_used = true;
+    from = meta.position;
+    records_ = meta.records;
+    rehashes_ = meta.rehashes;
+    live_bytes_ = meta.live_bytes;
+    snapshot_position_ = meta.position;
+  } else {
+    index = std::make_unique<detail::kv_index>(std::max<std::size_t>(o.expected_keys, 1024),
+                                               log->header().seed);
+  }
+  current_ = std::make_shared<detail::generation>(detail::generation{log, std::move(index)});
+  appended_.store(size);
+  const auto scan = log->scan(from, [&](std::uint64_t at, const detail::record_view& r) {
+    apply(at, r);
+  });
+  report_.replayed_records = scan.records;
+  if (scan.end < size) {
+    if (scan.beyond != 0) {
+      const std::string where = "offset " + std::to_string(scan.end) + " of '" + log->path() + "'";
+      if (o.strict_recovery) {
+        throw corrupt_error("ccf::kv: the log is corrupt at " + where + ": " +
+                            std::to_string(scan.beyond) + " valid records follow");
+      }
+      // Keep the cut-off bytes: they hold records (of writes that were never synced, or past a
+      // corruption).
+      const std::string name = "dropped-" + std::to_string(scan.end);
+      std::vector<std::byte> tail(static_cast<std::size_t>(size - scan.end));
+      log->raw().read_at(scan.end, tail);
+      std::unique_ptr<kv::file> keep = fs_->open(file(name.c_str()), file_system::open_mode::create);
+      keep->truncate(0);
+      keep->write_at(0, tail);
+      keep->sync();
+      report_.dropped_records = scan.beyond;
+      report_.dropped_file = file(name.c_str());
+    }
+    log->raw().truncate(scan.end);
+    log->raw().sync();
+    fs_->sync_directory(dir_);
+    report_.truncated_bytes = size - scan.end;
+  }
+  appended_.store(scan.end);
+  synced_.store(scan.end);
+}
+
+/// Applies the record at `offset` to the index (replay, and the committer).
+inline void store::apply(std::uint64_t offset, const detail::record_view& r) {
+  thread_local std::string probe;
+  for (;;) {
+    detail::generation& g = *current_;
+    const std::uint64_t end = appended_.load(std::memory_order_acquire);
+    auto key_at = [&](std::uint64_t at) { return g.log->record_at(at, end, probe).key; };
+    auto size_at = [&](std::uint64_t at) { return g.log->record_at(at, end, probe).size; };
+    const std::uint64_t h = g.index->hash(r.key);
+    std::uint64_t old = 0;
+    if (r.erased) {
+      if (g.index->erase(h, r.key, key_at, old)) live_bytes_ -= size_at(old);
+    } else {
+      const auto outcome = g.index->upsert(h, r.key, offset, key_at, old);
+      if (outcome == detail::kv_index::upsert_result::full) {
+        grow();
+        continue;
+      }
+      if (outcome == detail::kv_index::upsert_result::replaced) live_bytes_ -= size_at(old);
+      live_bytes_ += r.size;
+    }
+    ++records_;
+    return;
+  }
+}
+
+inline void store::grow() {
+  const detail::generation& g = *current_;
+  const std::size_t room = g.index->engine().num_buckets() * detail::kv_index::layout::slots;
+  auto bigger = detail::rebuild_index(*g.log, appended_.load(), *g.index, room * 2);
+  auto next = std::make_shared<detail::generation>(detail::generation{g.log, std::move(bigger)});
+  std::unique_lock<detail_rwlock> switching(readers_);
+  current_ = std::move(next);
+  ++rehashes_;
+}
+
+inline void store::submit(detail::pending_write& w) {
+  std::unique_lock<std::mutex> lk(queue_mutex_);
+  check_open();
+  if (!failure_.empty()) throw io_error(failure_);
+  queue_.push_back(&w);
+  queue_cv_.wait(lk, [&] { return w.done || (!committing_ && queue_.front() == &w); });
+  if (!w.done && closed_) {  // closed while this write waited: it was never written
+    queue_.pop_front();
+    queue_cv_.notify_all();
+    throw std::logic_error("ccf::kv: the store '" + dir_ + "' was closed");
+  }
+  if (!w.done) {
+    committing_ = true;
+    std::vector<detail::pending_write*> batch;
+    std::size_t bytes = 0;
+    while (!queue_.empty() && batch.size() < 4096 && (batch.empty() || bytes < (8u << 20))) {
+      bytes += queue_.front()->key.size() + queue_.front()->value.size();
+      batch.push_back(queue_.front());
+      queue_.pop_front();
+    }
+    lk.unlock();
+    std::exception_ptr error;
+    try {
+      commit(batch);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lk.lock();
+    for (detail::pending_write* b : batch) {
+      b->error = error;
+      b->done = true;
+    }
+    committing_ = false;
+    queue_cv_.notify_all();
+  }
+  if (w.error) std::rethrow_exception(w.error);
+}
+
+inline void store::commit(std::vector<detail::pending_write*>& batch) {
+  detail::generation& g = *current_;
+  const std::uint64_t id_low = g.log->header().id_low();
+  const std::uint64_t start = appended_.load();
+  std::vector<std::byte> bytes;
+  std::vector<std::pair<detail::pending_write*, std::uint64_t>> records;
+  std::unordered_map<std::string_view, bool> present;  // what this batch did to its keys
+  std::string probe;
+  for (detail::pending_write* w : batch) {
+    if (w->erase) {
+      const auto it = present.find(w->key);
+      w->result = it != present.end()
+                      ? it->second
+                      : g.index->find(g.index->hash(w->key), w->key, [&](std::uint64_t at) {
+                          return g.log->record_at(at, start, probe).key;
+                        }).has_value();
+      if (!w->result) continue;
+    }
+    present[w->key] = !w->erase;
+    records.emplace_back(w, start + bytes.size());
+    detail::encode_record(bytes, start + bytes.size(), w->key, w->value, w->erase, id_low);
+  }
+  if (bytes.empty()) return;
+  if (start + bytes.size() > detail::kv_index::max_offset) {
+    throw io_error("ccf::kv: the log '" + g.log->path() + "' would pass its 2 TiB limit");
+  }
+  try {
+    g.log->raw().write_at(start, bytes);
+    if (options_.sync == durability::every_write) {
+      g.log->raw().sync();
+      ++syncs_;
+    }
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lk(queue_mutex_);
+    failure_ = std::string("ccf::kv: the store failed and must be reopened: ") + e.what();
+    throw;
+  }
+  const std::uint64_t end = start + bytes.size();
+  appended_.store(end, std::memory_order_release);
+  if (options_.sync == durability::every_write) detail::raise_to(synced_, end);
+  for (const auto& [w, offset] : records) {
+    detail::record_view r{w->key, w->value, w->erase, detail::record_size(w->key.size(),
+                                                                          w->value.size())};
+    apply(offset, r);
+  }
+  if (options_.sync == durability::group &&
+      unsynced_writes_.fetch_add(records.size()) + records.size() >= options_.group_writes) {
+    syncer_cv_.notify_one();
+  }
+  if (options_.snapshot_every_bytes != 0 &&
+      end - snapshot_position_ >= options_.snapshot_every_bytes) {
+    write_snapshot_locked();
+  }
+}
+
+inline void store::sync_to(std::uint64_t end) {
+  if (synced_.load() >= end) return;
+  std::lock_guard<std::mutex> lk(sync_mutex_);
+  if (synced_.load() >= end) return;
+  std::shared_ptr<detail::generation> g;
+  {
+    std::shared_lock<detail_rwlock> readers(readers_);
+    g = current_;
+  }
+  const std::uint64_t target = appended_.load(std::memory_order_acquire);
+  g->log->raw().sync();
+  ++syncs_;
+  detail::raise_to(synced_, target);
+}
+
+inline void store::write_snapshot_locked() {
+  const detail::generation& g = *current_;
+  const std::uint64_t end = appended_.load();
+  sync_to(end);
+  detail::snapshot_meta meta;
+  meta.log_id = g.log->header().id;
+  meta.position = end;
+  meta.records = records_;
+  meta.rehashes = rehashes_;
+  meta.live_bytes = live_bytes_;
+  detail::write_snapshot(*fs_, file("index"), *g.index, meta);
+  fs_->sync_directory(dir_);
+  snapshot_position_ = end;
+}
+
+inline void store::background_syncer(const std::stop_token& stop) {
+  std::unique_lock<std::mutex> lk(syncer_mutex_);
+  while (!stop.stop_requested()) {
+    syncer_cv_.wait_for(lk, stop, options_.group_interval,
+                        [&] { return unsynced_writes_.load() >= options_.group_writes; });
+    unsynced_writes_.store(0);
+    lk.unlock();
+    try {
+      sync_to(appended_.load());
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> q(queue_mutex_);
+      failure_ = std::string("ccf::kv: the store failed and must be reopened: ") + e.what();
+    }
+    lk.lock();
+  }
+}
+
+}  // namespace ccf::kv
+
+#include "ccf/kv/detail/store_maintenance.hpp"

@@ -1,0 +1,194 @@
+// ccf — concurrent cuckoo filters.
+// kv/detail/store_maintenance.hpp: compaction, iteration, statistics and closing of
+// ccf::kv::store (kv/store.hpp has the design).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+namespace ccf::kv {
+
+namespace detail {
+
+/// A log being written by a compaction, with the index of what it holds.
+struct compaction_target {
+  std::shared_ptr<log_file> log;
+  std::unique_ptr<kv_index> index;
+  std::vector<std::byte> pending;  // encoded records not yet written
+  std::uint64_t end = log_header_size;
+  std::uint64_t written = log_header_size;
+  std::uint64_t records = 0;
+  std::uint64_t live_bytes = 0;
+  std::string probe;
+
+  void flush() {
+    log->raw().write_at(written, pending);
+    written += pending.size();
+    pending.clear();
+  }
+  std::string_view key_at(std::uint64_t at) {
+    flush();
+    return log->record_at(at, end, probe).key;
+  }
+  /// Appends the record (a put, or a delete of a key it holds) and updates the index.
+  void add(const record_view& r) {
+    const std::uint64_t h = index->hash(r.key);
+    std::uint64_t old = 0;
+    if (r.erased && !index->find(h, r.key, [&](std::uint64_t at) { return key_at(at); })) return;
+    const std::uint64_t at = end;
+    encode_record(pending, at, r.key, r.value, r.erased, log->header().id_low());
+    end += r.size;
+    ++records;
+    if (pending.size() >= (std::size_t{4} << 20)) flush();
+    auto key_of = [&](std::uint64_t o) { return key_at(o); };
+    if (r.erased) {
+      index->erase(h, r.key, key_of, old);
+      live_bytes -= log->record_at(old, end, probe).size;
+      return;
+    }
+    for (;;) {
+      const auto outcome = index->upsert(h, r.key, at, key_of, old);
+      if (outcome == kv_index::upsert_result::replaced) {
+        live_bytes -= log->record_at(old, end, probe).size;
+      }
+      if (outcome != kv_index::upsert_result::full) break;
+      flush();
+      index = rebuild_index(*log, end, *index, index->engine().num_buckets() * 8);
+    }
+    live_bytes += r.size;
+  }
+};
+
+}  // namespace detail
+
+inline void store::compact() {
+  std::lock_guard<std::mutex> one_at_a_time(compaction_mutex_);
+  std::shared_ptr<detail::generation> old;
+  std::uint64_t copied_to = 0;
+  {
+    committer_guard g(*this);
+    old = current_;
+    copied_to = appended_.load();
+  }
+  const std::string log_tmp = file("log.compact"), index_tmp = file("index.compact");
+  try {
+    detail::compaction_target t;
+    t.log = detail::log_file::create(*fs_, log_tmp, old->log->header().seed);
+    t.index = std::make_unique<detail::kv_index>(old->index->size() * 2 + 1024,
+                                                 old->log->header().seed);
+    // Phase 1, writers going on: the records live now among those before copied_to.
+    std::string scratch, probe;
+    for (std::uint64_t at = detail::log_header_size; at < copied_to;) {
+      const detail::record_view r = old->log->record_at(at, copied_to, scratch);
+      if (!r.erased) {
+        const auto live = old->index->find(old->index->hash(r.key), r.key, [&](std::uint64_t o) {
+          return old->log->record_at(o, appended_.load(), probe).key;
+        });
+        if (live == at) t.add(r);
+      }
+      at += r.size;
+    }
+    // Phase 2, writers held: what they wrote meanwhile, in order; then switch.
+    committer_guard g(*this);
+    const std::uint64_t end = appended_.load();
+    for (std::uint64_t at = copied_to; at < end;) {
+      const detail::record_view r = old->log->record_at(at, end, scratch);
+      t.add(r);
+      at += r.size;
+    }
+    t.flush();
+    t.log->raw().sync();
+    detail::snapshot_meta meta;
+    meta.log_id = t.log->header().id;
+    meta.position = t.end;
+    meta.records = t.records;
+    meta.live_bytes = t.live_bytes;
+    detail::write_snapshot(*fs_, index_tmp, *t.index, meta);
+    fs_->rename(log_tmp, file("log"));
+    fs_->rename(index_tmp, file("index"));
+    fs_->sync_directory(dir_);
+    auto next = std::make_shared<detail::generation>(detail::generation{t.log, std::move(t.index)});
+    std::lock_guard<std::mutex> syncing(sync_mutex_);
+    std::unique_lock<detail_rwlock> switching(readers_);
+    current_ = std::move(next);
+    appended_.store(t.end);
+    synced_.store(t.end);
+    records_ = t.records;
+    live_bytes_ = t.live_bytes;
+    snapshot_position_ = t.end;
+    ++compactions_;
+  } catch (...) {
+    // The old log and its snapshot are untouched (the renames come last): drop what was made.
+    try {
+      if (fs_->exists(log_tmp)) fs_->remove(log_tmp);
+      if (fs_->exists(index_tmp)) fs_->remove(index_tmp);
+    } catch (...) {
+    }
+    throw;
+  }
+}
+
+inline void store::for_each(const std::function<void(std::string_view, std::string_view)>& f) const {
+  // Writers wait while the log is walked, so every live key is seen once, with its value.
+  committer_guard g(*this);
+  const detail::generation& gen = *current_;
+  const std::uint64_t end = appended_.load();
+  std::string scratch, probe;
+  for (std::uint64_t at = detail::log_header_size; at < end;) {
+    const detail::record_view r = gen.log->record_at(at, end, scratch);
+    if (!r.erased) {
+      const auto live = gen.index->find(gen.index->hash(r.key), r.key, [&](std::uint64_t o) {
+        return gen.log->record_at(o, end, probe).key;
+      });
+      if (live == at) f(r.key, r.value);
+    }
+    at += r.size;
+  }
+}
+
+inline store_stats store::stats() const {
+  std::shared_lock<detail_rwlock> readers(readers_);
+  const detail::generation& g = *current_;
+  store_stats s;
+  const auto& engine = g.index->engine();
+  s.keys = g.index->size();
+  s.index_buckets = engine.num_buckets();
+  s.index_bytes = engine.size_in_bytes();
+  s.index_load = static_cast<double>(s.keys) / static_cast<double>(engine.size_in_tags());
+  s.index_bytes_per_key =
+      s.keys == 0 ? 0.0 : static_cast<double>(s.index_bytes) / static_cast<double>(s.keys);
+  s.rehashes = static_cast<std::size_t>(rehashes_.load());
+  s.log_bytes = appended_.load();
+  s.live_bytes = live_bytes_.load();
+  s.records = records_.load();
+  s.syncs = syncs_.load();
+  s.compactions = compactions_.load();
+  return s;
+}
+
+inline void store::close() {
+  {
+    std::lock_guard<std::mutex> lk(queue_mutex_);
+    if (closed_) return;
+  }
+  if (syncer_.joinable()) {
+    syncer_.request_stop();
+    syncer_cv_.notify_all();
+    syncer_.join();
+  }
+  {
+    committer_guard g(*this);
+    if (failure_.empty()) {
+      sync_to(appended_.load());
+      if (appended_.load() != snapshot_position_) write_snapshot_locked();
+    }
+    std::lock_guard<std::mutex> lk(queue_mutex_);
+    closed_ = true;
+  }
+  lock_.reset();
+}
+
+}  // namespace ccf::kv
