@@ -84,6 +84,8 @@ class cuckoo_engine {
   static constexpr unsigned fingerprint_bits = Layout::tag_bits;
   static constexpr unsigned slots_per_bucket = Layout::slots;
   static constexpr std::size_t default_max_kicks = 500;
+  /// The most buckets one path search may queue (its queue is per thread and sized for it).
+  static constexpr std::size_t max_max_kicks = std::size_t{1} << 16;
   /// Search-and-execute rounds one insert may run before it reports "full".
   static constexpr unsigned max_attempts = 64;
 
@@ -99,7 +101,7 @@ class cuckoo_engine {
   /// An empty table with exactly the buckets of `indexer` (loading a file).
   cuckoo_engine(const indexer_type& indexer, std::size_t capacity, std::size_t max_kicks,
                 const Allocator& alloc = Allocator())
-      : indexer_(checked(indexer, capacity)),
+      : indexer_(checked(indexer, capacity, max_kicks)),
         table_(indexer.num_buckets(), alloc),
         protocol_(indexer.num_buckets(), Layout::buckets_per_word_group),
         max_kicks_(max_kicks),
@@ -331,7 +333,13 @@ class cuckoo_engine {
  private:
   using path = cuckoo_path<slot_type>;
 
-  static const indexer_type& checked(const indexer_type& indexer, std::size_t capacity) {
+  static const indexer_type& checked(const indexer_type& indexer, std::size_t capacity,
+                                     std::size_t max_kicks) {
+    if (max_kicks > max_max_kicks) {
+      throw std::invalid_argument("ccf: max_kicks must be at most " +
+                                  std::to_string(max_max_kicks) + ", not " +
+                                  std::to_string(max_kicks));
+    }
     check_fits_in_memory(
         Layout::words_for(indexer.num_buckets()) * sizeof(typename Layout::word_type), capacity);
     return indexer;

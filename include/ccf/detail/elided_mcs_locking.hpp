@@ -21,8 +21,8 @@ class elided_mcs_locking {
   static constexpr bool concurrent = true;
   static constexpr const char* name = "elided_mcs";
 
-  explicit elided_mcs_locking(std::size_t /*num_buckets*/ = 0, std::size_t /*group*/ = 1) noexcept {
-  }
+  explicit elided_mcs_locking(std::size_t /*num_buckets*/ = 0, std::size_t /*group*/ = 1)
+      : lock_(std::make_unique<elided_mcs_lock>()) {}
 
   class guard {
    public:

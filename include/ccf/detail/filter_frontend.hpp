@@ -240,6 +240,10 @@ class basic_filter {
       throw format_error("ccf: corrupt filter file (word count " + std::to_string(h.word_count) +
                          " does not match " + std::to_string(h.num_buckets) + " buckets)");
     }
+    if (h.max_kicks > Engine::max_max_kicks) {
+      throw format_error("ccf: corrupt filter file (max kicks " + std::to_string(h.max_kicks) +
+                         " is more than " + std::to_string(Engine::max_max_kicks) + ")");
+    }
     check_fits_in_memory(h.word_count * 8, static_cast<std::size_t>(h.capacity));
     return h;
   }
