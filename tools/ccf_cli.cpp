@@ -6,6 +6,8 @@
 //   ccf info set.ccf
 //   ccf --version
 //
+//   ccf db ...                          the key-value store: tools/ccf_db.cpp
+//
 // Keys are lines of text (a trailing '\r' is dropped, empty lines skipped; '-' reads standard
 // input). Repeated keys are stored once. The filter is built in parallel (ccf::build's bulk
 // insert) into the layout of least memory that meets --fpr, written to a temporary file in the
@@ -25,29 +27,17 @@
 #include <string_view>
 #include <vector>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <ccf/runtime_filter.hpp>
 #include <ccf/version.hpp>
 
+#include "ccf_db.hpp"
+#include "cli_support.hpp"
+
 namespace {
 
-struct cli_error : std::runtime_error {
-  int code;
-  cli_error(int c, const std::string& what) : std::runtime_error(what), code(c) {}
-};
-
-std::string errno_text() {
-  return std::strerror(errno);
-}
-
-/// A library message without its "ccf: " prefix (the tool adds its own, once).
-std::string message_of(const std::exception& e) {
-  const std::string_view m = e.what();
-  return std::string(m.starts_with("ccf: ") ? m.substr(5) : m);
-}
+using ccf_tool::cli_error;
+using ccf_tool::errno_text;
+using ccf_tool::message_of;
 
 std::vector<std::string> read_keys(const std::string& path) {
   std::ifstream file;
@@ -74,40 +64,6 @@ ccf::runtime_filter load(const std::string& path) {
     return ccf::runtime_filter::load(in);
   } catch (const ccf::format_error& e) {
     throw cli_error(2, "'" + path + "': " + message_of(e));
-  }
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename.
-void write_atomically(const std::string& path, const std::vector<std::byte>& bytes) {
-  const std::size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  std::string tmp = dir + (slash == std::string::npos ? "/" : "") + ".ccf-XXXXXX";
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) throw cli_error(2, "cannot create a file in '" + dir + "': " + errno_text());
-  auto fail = [&](const std::string& what) {
-    const std::string reason = errno_text();
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw cli_error(2, what + " '" + path + "': " + reason);
-  };
-  for (std::size_t done = 0; done < bytes.size();) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("cannot write");
-    done += static_cast<std::size_t>(n);
-  }
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (::fchmod(fd, 0666 & ~mask) != 0 || ::fsync(fd) != 0) fail("cannot write");
-  if (::close(fd) != 0) {
-    const std::string reason = errno_text();
-    ::unlink(tmp.c_str());
-    throw cli_error(2, "cannot write '" + path + "': " + reason);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string reason = errno_text();
-    ::unlink(tmp.c_str());
-    throw cli_error(2, "cannot replace '" + path + "': " + reason);
   }
 }
 
@@ -138,7 +94,10 @@ int cmd_build(const build_args& a) {
                            std::to_string(keys.size()) + " keys did not fit in a filter for " +
                            std::to_string(f.capacity()) + " keys; raise --capacity");
   }
-  write_atomically(a.out, f.to_bytes());
+  const std::vector<std::byte> bytes = f.to_bytes();
+  ccf_tool::output_file out(a.out);
+  out.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  out.commit();
   std::fprintf(stderr,
                "ccf: %zu keys -> %s: %zu stored, %zu already answered yes (repeats or false "
                "positives); %u-bit tags, %u slots, %zu bytes, %.2f bits/key, expected FPR %.3g\n",
@@ -213,6 +172,9 @@ int main(int argc, char** argv) {
   auto* info = app.add_subcommand("info", "describe a filter file");
   info->add_option("filter", filter_path, "filter file")->required();
 
+  ccf_tool::db_args db_args;
+  CLI::App* db = ccf_tool::add_db_commands(app, db_args);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -222,11 +184,15 @@ int main(int argc, char** argv) {
   try {
     if (*build) return cmd_build(b);
     if (*query) return cmd_query(filter_path, query_keys, keys_path);
+    if (*db) return ccf_tool::run_db_command(*db, db_args);
     return cmd_info(filter_path);
   } catch (const cli_error& e) {
     std::fprintf(stderr, "ccf: %s\n", e.what());
     return e.code;
   } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "ccf: %s\n", message_of(e).c_str());
+    return 1;
+  } catch (const std::length_error& e) {
     std::fprintf(stderr, "ccf: %s\n", message_of(e).c_str());
     return 1;
   } catch (const std::exception& e) {

@@ -130,8 +130,8 @@ class posix_file final : public file {
   std::size_t read_at(std::uint64_t offset, std::span<std::byte> bytes) const override {
     std::size_t done = 0;
     while (done < bytes.size()) {
-      const ssize_t n = ::pread(fd_, bytes.data() + done, bytes.size() - done,
-                                static_cast<off_t>(offset + done));
+      const ssize_t n =
+          ::pread(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) throw_io("read", path_, errno);
       if (n == 0) break;

@@ -44,8 +44,8 @@ struct options {
 
 /// What open() found and did.
 struct open_report {
-  bool created = false;             // a new store
-  bool snapshot_used = false;       // the index came from its snapshot
+  bool created = false;        // a new store
+  bool snapshot_used = false;  // the index came from its snapshot
   std::uint64_t replayed_records = 0;
   std::uint64_t truncated_bytes = 0;  // a torn or bad tail cut off the log
   /// Valid records after the first bad one (dropped with the tail; kept in dropped_file).
@@ -57,12 +57,12 @@ struct store_stats {
   std::size_t keys = 0;
   std::size_t index_buckets = 0;
   std::size_t index_bytes = 0;
-  double index_load = 0;             // occupied slots / slots
+  double index_load = 0;  // occupied slots / slots
   double index_bytes_per_key = 0;
-  std::size_t rehashes = 0;          // times the index doubled
+  std::size_t rehashes = 0;  // times the index doubled
   std::uint64_t log_bytes = 0;
-  std::uint64_t live_bytes = 0;      // bytes of the records of live keys
-  std::uint64_t records = 0;         // put and delete records in the log
+  std::uint64_t live_bytes = 0;  // bytes of the records of live keys
+  std::uint64_t records = 0;     // put and delete records in the log
   std::uint64_t syncs = 0;
   std::uint64_t compactions = 0;
 };

@@ -224,13 +224,14 @@ class store {
     std::shared_lock<detail_rwlock> readers(readers_);
     check_open();
     const detail::generation& g = *current_;
-    const std::uint64_t end = appended_.load(std::memory_order_acquire);
     const std::uint64_t h = g.index->hash(key);
+    // The log's end is read after the slot: the committer publishes a record's end before the
+    // slot that points to it, so the end read here covers every record a slot seen names.
     const std::optional<std::uint64_t> at = g.index->find(h, key, [&](std::uint64_t offset) {
-      return g.log->record_at(offset, end, probe).key;
+      return g.log->record_at(offset, appended_.load(std::memory_order_acquire), probe).key;
     });
     if (!at) return false;
-    found(g.log->record_at(*at, end, scratch).value);
+    found(g.log->record_at(*at, appended_.load(std::memory_order_acquire), scratch).value);
     return true;
   }
 
@@ -273,6 +274,7 @@ class store {
   std::atomic<std::uint64_t> live_bytes_{0};
   std::atomic<std::uint64_t> rehashes_{0};
   std::uint64_t snapshot_position_ = 0;
+  std::uint64_t last_record_ = 0;  // offset of the last record applied (snapshots name it)
   std::atomic<std::uint64_t> syncs_{0};
   std::atomic<std::uint64_t> compactions_{0};
   std::mutex compaction_mutex_;

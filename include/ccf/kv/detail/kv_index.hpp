@@ -73,8 +73,8 @@ class kv_index {
   /// Points `key` at `offset`: replaces the offset of its slot (old_offset gets the previous
   /// one), or inserts a slot; `full` when no cuckoo path was found (nothing changed).
   template <class KeyAt>
-  upsert_result upsert(std::uint64_t h, std::string_view key, std::uint64_t offset,
-                       KeyAt&& key_at, std::uint64_t& old_offset) {
+  upsert_result upsert(std::uint64_t h, std::string_view key, std::uint64_t offset, KeyAt&& key_at,
+                       std::uint64_t& old_offset) {
     const ccf::detail::position p = engine_.indexer().locate(h);
     const std::uint64_t slot = layout::make(p.tag, offset / 8);
     if (const std::optional<std::uint64_t> old = find(h, key, key_at)) {

@@ -69,7 +69,9 @@ inline std::uint64_t get_u64(const std::byte* p) noexcept {
   return v;
 }
 
-constexpr std::uint64_t pad8(std::uint64_t n) noexcept { return (n + 7) & ~std::uint64_t{7}; }
+constexpr std::uint64_t pad8(std::uint64_t n) noexcept {
+  return (n + 7) & ~std::uint64_t{7};
+}
 
 struct log_header {
   std::array<std::byte, 16> id{};
@@ -141,8 +143,8 @@ inline void encode_record(std::vector<std::byte>& out, std::uint64_t offset, std
   put_u32(p + 4, static_cast<std::uint32_t>(value.size()) | (erased ? delete_flag : 0));
   std::memcpy(p + record_header_size, key.data(), key.size());
   if (!value.empty()) std::memcpy(p + record_header_size + key.size(), value.data(), value.size());
-  put_u64(p + 8, record_checksum(p, p + record_header_size, key.size() + value.size(), offset,
-                                 id_low));
+  put_u64(p + 8,
+          record_checksum(p, p + record_header_size, key.size() + value.size(), offset, id_low));
 }
 
 /// The record at `offset` of a log, given its bytes from that offset on (`available` of them),

@@ -9,13 +9,17 @@
 //  56  8  live keys            64  8  records before the position
 //  72  8  index doublings      80  8  bytes of live records
 //  88  8  word count (the index's slot words)
-//  96  -  the words, little-endian
+//  96  8  offset of the last record before the position (0: none)
+// 104  -  the words, little-endian
 //  end 8  XXH3-64 of everything before
 //
 // A snapshot is written to a temporary name, synced and renamed into place, after the log is
 // synced up to its position. Reading checks the length against the header before allocating,
 // the log id and position against the log, and the checksum; any mismatch makes the store
-// ignore the snapshot and replay the whole log (a missing or stale snapshot only costs time).
+// ignore the snapshot and replay the whole log (a missing or stale snapshot only costs time). The
+// last record's offset pins the position to this log's contents: the record there must be valid
+// and end exactly at the position, so a snapshot whose log was cut below its position and has
+// grown again (new records where its position points) is never taken for current.
 #pragma once
 
 #include <array>
@@ -28,13 +32,14 @@
 #include <vector>
 
 #include "ccf/kv/detail/kv_index.hpp"
+#include "ccf/kv/detail/log.hpp"
 #include "ccf/kv/detail/record.hpp"
 #include "ccf/kv/file_system.hpp"
 
 namespace ccf::kv::detail {
 
 inline constexpr char snapshot_magic[8] = {'C', 'C', 'F', 'K', 'V', 'I', 'D', 'X'};
-inline constexpr std::size_t snapshot_header_size = 96;
+inline constexpr std::size_t snapshot_header_size = 104;
 
 /// What a snapshot holds besides the index.
 struct snapshot_meta {
@@ -43,6 +48,7 @@ struct snapshot_meta {
   std::uint64_t records = 0;
   std::uint64_t rehashes = 0;
   std::uint64_t live_bytes = 0;
+  std::uint64_t last_record = 0;  // offset of the last record before position (0: none)
 };
 
 /// Writes the snapshot of `index` to `path` (through a temporary file; the caller syncs the
@@ -66,6 +72,7 @@ inline void write_snapshot(file_system& fs, const std::string& path, const kv_in
   put_u64(&out[72], meta.rehashes);
   put_u64(&out[80], meta.live_bytes);
   put_u64(&out[88], kv_index::layout::words_for(ix.num_buckets()));
+  put_u64(&out[96], meta.last_record);
   out.reserve(out.size() + kv_index::layout::words_for(ix.num_buckets()) * 8 + 8);
   auto sink = [&](std::uint64_t w) {
     out.resize(out.size() + 8);
@@ -79,11 +86,18 @@ inline void write_snapshot(file_system& fs, const std::string& path, const kv_in
   fs.rename(tmp, path);
 }
 
-/// The snapshot at `path` if it is intact and belongs to the log `log_id` of `log_size` bytes.
+/// Whether the record at meta.last_record is valid and ends at meta.position.
+inline bool ends_at(const log_file& log, const snapshot_meta& meta) {
+  std::string scratch;
+  const std::optional<record_view> r = log.read(meta.last_record, meta.position, scratch);
+  return r && meta.last_record + r->size == meta.position;
+}
+
+/// The snapshot at `path` if it is intact and belongs to `log` as it is now.
 inline std::unique_ptr<kv_index> read_snapshot(file_system& fs, const std::string& path,
-                                               const std::array<std::byte, 16>& log_id,
-                                               std::uint64_t log_size, std::uint64_t seed,
-                                               snapshot_meta& meta) {
+                                               const log_file& log, snapshot_meta& meta) {
+  const std::array<std::byte, 16>& log_id = log.header().id;
+  const std::uint64_t log_size = log.size(), seed = log.header().seed;
   if (!fs.exists(path)) return nullptr;
   std::unique_ptr<file> f = fs.open(path, file_system::open_mode::existing);
   const std::uint64_t size = f->size();
@@ -91,15 +105,19 @@ inline std::unique_ptr<kv_index> read_snapshot(file_system& fs, const std::strin
   if (size < snapshot_header_size + 8 || f->read_at(0, h) != h.size()) return nullptr;
   const std::uint64_t chunks = get_u64(&h[40]), chunk_size = get_u64(&h[48]);
   const std::uint64_t words = get_u64(&h[88]);
-  const bool shape_ok =
-      std::memcmp(h.data(), snapshot_magic, 8) == 0 && get_u32(&h[8]) == 1 &&
-      get_u32(&h[12]) == kv_index::layout::slots && std::memcmp(&h[16], log_id.data(), 16) == 0 &&
-      chunks != 0 && chunk_size != 0 && chunks < (std::uint64_t{1} << 32) &&
-      chunk_size < (std::uint64_t{1} << 32) &&
-      words == kv_index::layout::words_for(chunks * chunk_size) &&
-      size == snapshot_header_size + words * 8 + 8;
+  const bool shape_ok = std::memcmp(h.data(), snapshot_magic, 8) == 0 && get_u32(&h[8]) == 1 &&
+                        get_u32(&h[12]) == kv_index::layout::slots &&
+                        std::memcmp(&h[16], log_id.data(), 16) == 0 && chunks != 0 &&
+                        chunk_size != 0 && chunks < (std::uint64_t{1} << 32) &&
+                        chunk_size < (std::uint64_t{1} << 32) &&
+                        words == kv_index::layout::words_for(chunks * chunk_size) &&
+                        size == snapshot_header_size + words * 8 + 8;
   meta.position = get_u64(&h[32]);
+  meta.last_record = get_u64(&h[96]);
   if (!shape_ok || meta.position < log_header_size || meta.position > log_size) return nullptr;
+  if (meta.position == log_header_size ? meta.last_record != 0 : !ends_at(log, meta)) {
+    return nullptr;
+  }
   std::memcpy(meta.log_id.data(), &h[16], 16);
   meta.records = get_u64(&h[64]);
   meta.rehashes = get_u64(&h[72]);
@@ -127,7 +145,8 @@ inline std::unique_ptr<kv_index> read_snapshot(file_system& fs, const std::strin
     return get_u64(&buffer[pos - 8]);
   };
   auto index = std::make_unique<kv_index>(
-      kv_index::indexer_type(static_cast<std::size_t>(chunks), static_cast<std::size_t>(chunk_size)),
+      kv_index::indexer_type(static_cast<std::size_t>(chunks),
+                             static_cast<std::size_t>(chunk_size)),
       static_cast<std::size_t>(chunks * chunk_size * kv_index::layout::slots * 95 / 100), seed);
   try {
     const std::size_t loaded = index->engine().load_canonical(source);

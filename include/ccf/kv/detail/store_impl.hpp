@@ -23,7 +23,8 @@ inline std::unique_ptr<kv_index> rebuild_index(const log_file& log, std::uint64_
     auto fresh = std::make_unique<kv_index>(capacity, from.seed());
     bool fits = true;
     from.for_each_offset([&](std::uint64_t offset) {
-      if (fits) fits = fresh->insert_new(fresh->hash(log.record_at(offset, end, scratch).key), offset);
+      if (fits)
+        fits = fresh->insert_new(fresh->hash(log.record_at(offset, end, scratch).key), offset);
     });
     if (fits) return fresh;
   }
@@ -48,11 +49,14 @@ inline store::store(const std::string& path, const options& o)
   }
   lock_ = fs_->lock(file("LOCK"));
   const bool exists = fs_->exists(file("log"));
+  if (!exists && !o.create_if_missing) {
+    throw std::invalid_argument("ccf::kv: there is no store at '" + dir_ + "'");
+  }
   if (exists && o.error_if_exists) {
     throw std::invalid_argument("ccf::kv: a store exists at '" + dir_ + "'");
   }
-  for (const char* leftover : {"log.tmp", "log.compact", "index.tmp", "index.compact",
-                               "index.compact.tmp"}) {
+  for (const char* leftover :
+       {"log.tmp", "log.compact", "index.tmp", "index.compact", "index.compact.tmp"}) {
     if (fs_->exists(file(leftover))) fs_->remove(file(leftover));
   }
   if (!exists) {
@@ -73,8 +77,7 @@ inline void store::recover(const options& o) {
   std::shared_ptr<detail::log_file> log = detail::log_file::open(*fs_, file("log"));
   const std::uint64_t size = log->size();
   detail::snapshot_meta meta;
-  std::unique_ptr<detail::kv_index> index = detail::read_snapshot(
-      *fs_, file("index"), log->header().id, size, log->header().seed, meta);
+  std::unique_ptr<detail::kv_index> index = detail::read_snapshot(*fs_, file("index"), *log, meta);
   std::uint64_t from = detail::log_header_size;
   if (index) {
     report_.snapshot_used = true;
@@ -83,15 +86,21 @@ inline void store::recover(const options& o) {
     rehashes_ = meta.rehashes;
     live_bytes_ = meta.live_bytes;
     snapshot_position_ = meta.position;
+    last_record_ = meta.last_record;
   } else {
+    // A snapshot that does not fit this log is stale for good: remove it before anything is
+    // written, so that it can never be taken for current once the log has grown past it.
+    if (fs_->exists(file("index"))) {
+      fs_->remove(file("index"));
+      fs_->sync_directory(dir_);
+    }
     index = std::make_unique<detail::kv_index>(std::max<std::size_t>(o.expected_keys, 1024),
                                                log->header().seed);
   }
   current_ = std::make_shared<detail::generation>(detail::generation{log, std::move(index)});
   appended_.store(size);
-  const auto scan = log->scan(from, [&](std::uint64_t at, const detail::record_view& r) {
-    apply(at, r);
-  });
+  const auto scan =
+      log->scan(from, [&](std::uint64_t at, const detail::record_view& r) { apply(at, r); });
   report_.replayed_records = scan.records;
   if (scan.end < size) {
     if (scan.beyond != 0) {
@@ -105,7 +114,8 @@ inline void store::recover(const options& o) {
       const std::string name = "dropped-" + std::to_string(scan.end);
       std::vector<std::byte> tail(static_cast<std::size_t>(size - scan.end));
       log->raw().read_at(scan.end, tail);
-      std::unique_ptr<kv::file> keep = fs_->open(file(name.c_str()), file_system::open_mode::create);
+      std::unique_ptr<kv::file> keep =
+          fs_->open(file(name.c_str()), file_system::open_mode::create);
       keep->truncate(0);
       keep->write_at(0, tail);
       keep->sync();
@@ -143,6 +153,7 @@ inline void store::apply(std::uint64_t offset, const detail::record_view& r) {
       live_bytes_ += r.size;
     }
     ++records_;
+    last_record_ = offset;
     return;
   }
 }
@@ -206,11 +217,13 @@ inline void store::commit(std::vector<detail::pending_write*>& batch) {
   for (detail::pending_write* w : batch) {
     if (w->erase) {
       const auto it = present.find(w->key);
-      w->result = it != present.end()
-                      ? it->second
-                      : g.index->find(g.index->hash(w->key), w->key, [&](std::uint64_t at) {
-                          return g.log->record_at(at, start, probe).key;
-                        }).has_value();
+      w->result =
+          it != present.end()
+              ? it->second
+              : g.index
+                    ->find(g.index->hash(w->key), w->key,
+                           [&](std::uint64_t at) { return g.log->record_at(at, start, probe).key; })
+                    .has_value();
       if (!w->result) continue;
     }
     present[w->key] = !w->erase;
@@ -236,8 +249,8 @@ inline void store::commit(std::vector<detail::pending_write*>& batch) {
   appended_.store(end, std::memory_order_release);
   if (options_.sync == durability::every_write) detail::raise_to(synced_, end);
   for (const auto& [w, offset] : records) {
-    detail::record_view r{w->key, w->value, w->erase, detail::record_size(w->key.size(),
-                                                                          w->value.size())};
+    detail::record_view r{w->key, w->value, w->erase,
+                          detail::record_size(w->key.size(), w->value.size())};
     apply(offset, r);
   }
   if (options_.sync == durability::group &&
@@ -275,6 +288,7 @@ inline void store::write_snapshot_locked() {
   meta.records = records_;
   meta.rehashes = rehashes_;
   meta.live_bytes = live_bytes_;
+  meta.last_record = last_record_;
   detail::write_snapshot(*fs_, file("index"), *g.index, meta);
   fs_->sync_directory(dir_);
   snapshot_position_ = end;

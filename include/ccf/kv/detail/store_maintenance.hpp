@@ -22,6 +22,7 @@ struct compaction_target {
   std::uint64_t written = log_header_size;
   std::uint64_t records = 0;
   std::uint64_t live_bytes = 0;
+  std::uint64_t last_record = 0;
   std::string probe;
 
   void flush() {
@@ -41,6 +42,7 @@ struct compaction_target {
     const std::uint64_t at = end;
     encode_record(pending, at, r.key, r.value, r.erased, log->header().id_low());
     end += r.size;
+    last_record = at;
     ++records;
     if (pending.size() >= (std::size_t{4} << 20)) flush();
     auto key_of = [&](std::uint64_t o) { return key_at(o); };
@@ -77,8 +79,8 @@ inline void store::compact() {
   try {
     detail::compaction_target t;
     t.log = detail::log_file::create(*fs_, log_tmp, old->log->header().seed);
-    t.index = std::make_unique<detail::kv_index>(old->index->size() * 2 + 1024,
-                                                 old->log->header().seed);
+    t.index =
+        std::make_unique<detail::kv_index>(old->index->size() * 2 + 1024, old->log->header().seed);
     // Phase 1, writers going on: the records live now among those before copied_to.
     std::string scratch, probe;
     for (std::uint64_t at = detail::log_header_size; at < copied_to;) {
@@ -106,6 +108,7 @@ inline void store::compact() {
     meta.position = t.end;
     meta.records = t.records;
     meta.live_bytes = t.live_bytes;
+    meta.last_record = t.last_record;
     detail::write_snapshot(*fs_, index_tmp, *t.index, meta);
     fs_->rename(log_tmp, file("log"));
     fs_->rename(index_tmp, file("index"));
@@ -119,6 +122,7 @@ inline void store::compact() {
     records_ = t.records;
     live_bytes_ = t.live_bytes;
     snapshot_position_ = t.end;
+    last_record_ = t.last_record;
     ++compactions_;
   } catch (...) {
     // The old log and its snapshot are untouched (the renames come last): drop what was made.
@@ -131,7 +135,8 @@ inline void store::compact() {
   }
 }
 
-inline void store::for_each(const std::function<void(std::string_view, std::string_view)>& f) const {
+inline void store::for_each(
+    const std::function<void(std::string_view, std::string_view)>& f) const {
   // Writers wait while the log is walked, so every live key is seen once, with its value.
   committer_guard g(*this);
   const detail::generation& gen = *current_;

@@ -1,0 +1,261 @@
+// ccf db: the key-value store (ccf::kv::store) from the command line.
+//
+//   ccf db put DB KEY VALUE        (or --value-file F; durable when it exits 0)
+//   ccf db get DB KEY              the value's bytes on standard output; exit 1 when absent
+//   ccf db del DB KEY              exit 1 when absent
+//   ccf db stats DB
+//   ccf db compact DB
+//   ccf db import DB FILE [--name N] [--chunk-size B]
+//   ccf db export DB OUT [--name N]
+//
+// import stores FILE as chunks of B bytes (default 4096) keyed by their content hash
+// ("c:" + 32 hex digits of XXH3-128; a chunk seen before is stored once, and a different chunk
+// with the same hash gets a suffixed key), and then a manifest under "m:" + N (default: FILE's
+// base name): its size, its XXH3-128 and its chunk keys in order. export writes the chunks back
+// in order to a temporary file next to OUT, checks size and hash against the manifest, syncs it
+// and renames it to OUT ("-": standard output). Every command syncs the store before it exits 0.
+#include "ccf_db.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <ccf/kv/store.hpp>
+
+namespace ccf_tool {
+namespace {
+
+std::string hex128(const XXH128_hash_t& h) {
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return buf;
+}
+
+std::string base_name(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::unique_ptr<ccf::kv::store> open_store(const std::string& dir, bool create) {
+  ccf::kv::options o;
+  o.create_if_missing = create;
+  o.sync = ccf::kv::durability::none;  // each command syncs once before it exits
+  return ccf::kv::store::open(dir, o);
+}
+
+/// Stores one chunk under its content key and returns that key.
+std::string put_chunk(ccf::kv::store& s, std::string_view chunk, std::size_t& stored) {
+  const std::string base = "c:" + hex128(XXH3_128bits(chunk.data(), chunk.size()));
+  std::string key = base, existing;
+  for (unsigned n = 1;; ++n) {
+    if (!s.get(key, existing)) break;
+    if (existing == chunk) return key;     // a chunk seen before
+    key = base + ":" + std::to_string(n);  // another chunk with the same hash
+  }
+  s.put(key, chunk);
+  ++stored;
+  return key;
+}
+
+struct manifest {
+  std::uint64_t size = 0;
+  std::string hash;
+  std::vector<std::string> chunks;
+};
+
+std::string encode(const manifest& m) {
+  std::string out = "ccf-manifest 1\n" + std::to_string(m.size) + "\n" + m.hash + "\n";
+  for (const std::string& k : m.chunks)
+    out += k + "\n";
+  return out;
+}
+
+manifest decode(const std::string& name, const std::string& text) {
+  manifest m;
+  std::size_t pos = 0;
+  auto line = [&]() -> std::string {
+    const std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) throw cli_error(2, "the manifest of '" + name + "' is damaged");
+    std::string l = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    return l;
+  };
+  if (line() != "ccf-manifest 1") throw cli_error(2, "'" + name + "' is not a manifest");
+  const std::string size = line();
+  if (size.empty() || size.find_first_not_of("0123456789") != std::string::npos) {
+    throw cli_error(2, "the manifest of '" + name + "' is damaged");
+  }
+  m.size = std::stoull(size);
+  m.hash = line();
+  while (pos < text.size())
+    m.chunks.push_back(line());
+  return m;
+}
+
+int cmd_import(const std::string& dir, const std::string& path, std::string name,
+               std::size_t chunk_size) {
+  if (chunk_size == 0 || chunk_size > ccf::kv::max_value_size) {
+    throw cli_error(
+        1, "--chunk-size must be between 1 and " + std::to_string(ccf::kv::max_value_size));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
+  if (name.empty()) name = base_name(path);
+  auto s = open_store(dir, true);
+  manifest m;
+  XXH3_state_t state{};
+  XXH3_128bits_reset(&state);
+  std::string chunk(chunk_size, '\0');
+  std::size_t stored = 0;
+  for (;;) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk_size));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    const std::string_view piece(chunk.data(), got);
+    XXH3_128bits_update(&state, piece.data(), piece.size());
+    m.size += got;
+    m.chunks.push_back(put_chunk(*s, piece, stored));
+  }
+  if (in.bad()) throw cli_error(2, "error reading '" + path + "': " + errno_text());
+  m.hash = hex128(XXH3_128bits_digest(&state));
+  s->sync();  // the chunks are durable before the manifest that names them
+  s->put("m:" + name, encode(m));
+  s->sync();
+  std::fprintf(stderr, "ccf: %s -> %s as '%s': %llu bytes in %zu chunks (%zu new)\n", path.c_str(),
+               dir.c_str(), name.c_str(), static_cast<unsigned long long>(m.size), m.chunks.size(),
+               stored);
+  s->close();
+  return 0;
+}
+
+/// The manifest to export: `name`, or the store's only one.
+std::string manifest_name(ccf::kv::store& s, const std::string& name) {
+  if (!name.empty()) return name;
+  std::vector<std::string> names;
+  s.for_each([&](std::string_view k, std::string_view) {
+    if (k.starts_with("m:")) names.emplace_back(k.substr(2));
+  });
+  if (names.size() == 1) return names[0];
+  std::string list;
+  for (const std::string& n : names)
+    list += (list.empty() ? "" : ", ") + n;
+  throw cli_error(1, names.empty() ? "the store holds no imported file"
+                                   : "the store holds " + std::to_string(names.size()) +
+                                         " files; say which with --name (" + list + ")");
+}
+
+int cmd_export(const std::string& dir, const std::string& out, const std::string& wanted) {
+  auto s = open_store(dir, false);
+  const std::string name = manifest_name(*s, wanted);
+  const std::optional<std::string> text = s->get("m:" + name);
+  if (!text) throw cli_error(1, "no file '" + name + "' in the store");
+  const manifest m = decode(name, *text);
+  output_file dest(out);
+  XXH3_state_t state{};
+  XXH3_128bits_reset(&state);
+  std::uint64_t size = 0;
+  std::string chunk;
+  for (const std::string& key : m.chunks) {
+    if (!s->get(key, chunk)) throw cli_error(2, "chunk '" + key + "' of '" + name + "' is missing");
+    XXH3_128bits_update(&state, chunk.data(), chunk.size());
+    size += chunk.size();
+    dest.write(chunk);
+  }
+  if (size != m.size || hex128(XXH3_128bits_digest(&state)) != m.hash) {
+    throw cli_error(2, "the chunks of '" + name + "' do not add up to the file imported");
+  }
+  dest.commit();
+  s->close();
+  return 0;
+}
+
+int cmd_stats(const std::string& dir) {
+  auto s = open_store(dir, false);
+  const ccf::kv::store_stats st = s->stats();
+  const ccf::kv::open_report& r = s->opened();
+  std::printf(
+      "keys              %zu\nindex buckets     %zu\nindex bytes       %zu\n"
+      "index load        %.4f\nindex bytes/key   %.2f\nindex doublings   %zu\n"
+      "log bytes         %llu\nlive bytes        %llu\nrecords           %llu\n"
+      "opened from       %s, %llu records replayed\n",
+      st.keys, st.index_buckets, st.index_bytes, st.index_load, st.index_bytes_per_key, st.rehashes,
+      static_cast<unsigned long long>(st.log_bytes), static_cast<unsigned long long>(st.live_bytes),
+      static_cast<unsigned long long>(st.records), r.snapshot_used ? "snapshot" : "log",
+      static_cast<unsigned long long>(r.replayed_records));
+  if (r.truncated_bytes != 0) {
+    std::printf("recovered         %llu bytes of torn tail cut off%s%s\n",
+                static_cast<unsigned long long>(r.truncated_bytes),
+                r.dropped_file.empty() ? "" : "; kept in ", r.dropped_file.c_str());
+  }
+  s->close();
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* add_db_commands(CLI::App& app, db_args& a) {
+  auto* db = app.add_subcommand("db", "the key-value store (ccf::kv)");
+  db->require_subcommand(1);
+  auto* put = db->add_subcommand("put", "set a key (durable when the command succeeds)");
+  put->add_option("db", a.dir, "store directory (created if missing)")->required();
+  put->add_option("key", a.key, "key")->required();
+  auto* value = put->add_option("value", a.value, "value");
+  put->add_option("--value-file", a.value_file, "read the value from this file")->excludes(value);
+  for (const char* cmd : {"get", "del"}) {
+    auto* c = db->add_subcommand(cmd, std::string(cmd) == "get"
+                                          ? "print a key's value (exit 1 when absent)"
+                                          : "remove a key (exit 1 when absent)");
+    c->add_option("db", a.dir, "store directory")->required();
+    c->add_option("key", a.key, "key")->required();
+  }
+  for (const char* cmd : {"stats", "compact"}) {
+    auto* c = db->add_subcommand(cmd, std::string(cmd) == "stats"
+                                          ? "describe the store"
+                                          : "rewrite the live records to a new log");
+    c->add_option("db", a.dir, "store directory")->required();
+  }
+  auto* imp = db->add_subcommand("import", "store a file as content-addressed chunks");
+  imp->add_option("db", a.dir, "store directory (created if missing)")->required();
+  imp->add_option("file", a.file, "file to import")->required();
+  imp->add_option("--name", a.name, "name to store it under (default: the file's name)");
+  imp->add_option("--chunk-size", a.chunk_size, "bytes per chunk (default 4096)");
+  auto* exp = db->add_subcommand("export", "write an imported file back, byte for byte");
+  exp->add_option("db", a.dir, "store directory")->required();
+  exp->add_option("out", a.file, "file to write ('-': standard output)")->required();
+  exp->add_option("--name", a.name, "which imported file (default: the only one)");
+  return db;
+}
+
+int run_db_command(CLI::App& db, const db_args& a) {
+  const std::string cmd = db.get_subcommands().front()->get_name();
+  if (cmd == "import") return cmd_import(a.dir, a.file, a.name, a.chunk_size);
+  if (cmd == "export") return cmd_export(a.dir, a.file, a.name);
+  if (cmd == "stats") return cmd_stats(a.dir);
+  auto s = open_store(a.dir, cmd == "put");
+  int rc = 0;
+  if (cmd == "put") {
+    s->put(a.key, a.value_file.empty() ? a.value : read_file(a.value_file));
+  } else if (cmd == "get") {
+    std::string v;
+    if (s->get(a.key, v)) {
+      std::fwrite(v.data(), 1, v.size(), stdout);
+      if (std::fflush(stdout) != 0) throw cli_error(2, "cannot write the value: " + errno_text());
+    } else {
+      rc = 1;
+    }
+  } else if (cmd == "del") {
+    rc = s->erase(a.key) ? 0 : 1;
+  } else if (cmd == "compact") {
+    s->compact();
+  }
+  s->close();
+  return rc;
+}
+
+}  // namespace ccf_tool
