@@ -85,6 +85,8 @@ struct generation {
   std::unique_ptr<kv_index> index;
 };
 
+struct compaction_target;
+
 /// One queued write.
 struct pending_write {
   std::string_view key;
@@ -243,6 +245,7 @@ class store {
   void write_snapshot_locked();
   void background_syncer(const std::stop_token& stop);
   void recover(const options& o);
+  void switch_to(detail::generation next, const detail::compaction_target& t);
 
   std::string file(const char* name) const { return dir_ + "/" + name; }
 
@@ -274,7 +277,8 @@ class store {
   std::atomic<std::uint64_t> live_bytes_{0};
   std::atomic<std::uint64_t> rehashes_{0};
   std::uint64_t snapshot_position_ = 0;
-  std::uint64_t last_record_ = 0;  // offset of the last record applied (snapshots name it)
+  std::uint64_t last_record_ = 0;    // offset of the last record applied (snapshots name it)
+  std::uint64_t next_snapshot_ = 0;  // after a failed snapshot, the log end to try again at
   std::atomic<std::uint64_t> syncs_{0};
   std::atomic<std::uint64_t> compactions_{0};
   std::mutex compaction_mutex_;

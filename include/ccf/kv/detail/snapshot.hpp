@@ -105,13 +105,13 @@ inline std::unique_ptr<kv_index> read_snapshot(file_system& fs, const std::strin
   if (size < snapshot_header_size + 8 || f->read_at(0, h) != h.size()) return nullptr;
   const std::uint64_t chunks = get_u64(&h[40]), chunk_size = get_u64(&h[48]);
   const std::uint64_t words = get_u64(&h[88]);
-  const bool shape_ok = std::memcmp(h.data(), snapshot_magic, 8) == 0 && get_u32(&h[8]) == 1 &&
-                        get_u32(&h[12]) == kv_index::layout::slots &&
-                        std::memcmp(&h[16], log_id.data(), 16) == 0 && chunks != 0 &&
-                        chunk_size != 0 && chunks < (std::uint64_t{1} << 32) &&
-                        chunk_size < (std::uint64_t{1} << 32) &&
-                        words == kv_index::layout::words_for(chunks * chunk_size) &&
-                        size == snapshot_header_size + words * 8 + 8;
+  const bool shape_ok =
+      std::memcmp(h.data(), snapshot_magic, 8) == 0 && get_u32(&h[8]) == 1 &&
+      get_u32(&h[12]) == kv_index::layout::slots && std::memcmp(&h[16], log_id.data(), 16) == 0 &&
+      chunks != 0 && chunk_size != 0 && chunks < (std::uint64_t{1} << 32) &&
+      chunk_size < (std::uint64_t{1} << 32) && chunks * chunk_size < (std::uint64_t{1} << 40) &&
+      words == kv_index::layout::words_for(chunks * chunk_size) &&
+      size == snapshot_header_size + words * 8 + 8;
   meta.position = get_u64(&h[32]);
   meta.last_record = get_u64(&h[96]);
   if (!shape_ok || meta.position < log_header_size || meta.position > log_size) return nullptr;

@@ -15,16 +15,25 @@ namespace ccf::kv {
 namespace detail {
 
 /// An index with room for `capacity` keys holding the live keys of `from` (keys read back from
-/// `log` below `end`); doubles the room until every key fits.
+/// `log` below `end`); doubles the room until every key fits. Throws corrupt_error when `from`
+/// holds a key twice (only a damaged or forged snapshot can make it so; rebuilding it would
+/// never end).
 inline std::unique_ptr<kv_index> rebuild_index(const log_file& log, std::uint64_t end,
                                                const kv_index& from, std::size_t capacity) {
-  std::string scratch;
+  std::string scratch, probe;
   for (;; capacity *= 2) {
     auto fresh = std::make_unique<kv_index>(capacity, from.seed());
     bool fits = true;
     from.for_each_offset([&](std::uint64_t offset) {
-      if (fits)
-        fits = fresh->insert_new(fresh->hash(log.record_at(offset, end, scratch).key), offset);
+      if (!fits) return;
+      const std::string_view key = log.record_at(offset, end, scratch).key;
+      const std::uint64_t h = fresh->hash(key);
+      if (fresh->find(h, key, [&](std::uint64_t o) { return log.record_at(o, end, probe).key; })) {
+        throw corrupt_error(
+            "ccf::kv: the index holds a key twice (a damaged index snapshot): "
+            "remove the file 'index' of the store to rebuild it from the log");
+      }
+      fits = fresh->insert_new(h, offset);
     });
     if (fits) return fresh;
   }
@@ -119,6 +128,7 @@ inline void store::recover(const options& o) {
       keep->truncate(0);
       keep->write_at(0, tail);
       keep->sync();
+      fs_->sync_directory(dir_);  // the copy is durable before the log loses those bytes
       report_.dropped_records = scan.beyond;
       report_.dropped_file = file(name.c_str());
     }
@@ -127,6 +137,10 @@ inline void store::recover(const options& o) {
     fs_->sync_directory(dir_);
     report_.truncated_bytes = size - scan.end;
   }
+  // What was replayed may not have been synced before a crash of the process, nor the directory
+  // entries (a compaction's rename) it was found through: both are now, before any write.
+  log->raw().sync();
+  fs_->sync_directory(dir_);
   appended_.store(scan.end);
   synced_.store(scan.end);
 }
@@ -188,9 +202,11 @@ inline void store::submit(detail::pending_write& w) {
       batch.push_back(queue_.front());
       queue_.pop_front();
     }
+    const std::string failure = failure_;  // a write or sync failed since these were queued
     lk.unlock();
     std::exception_ptr error;
     try {
+      if (!failure.empty()) throw io_error(failure);
       commit(batch);
     } catch (...) {
       error = std::current_exception();
@@ -257,13 +273,23 @@ inline void store::commit(std::vector<detail::pending_write*>& batch) {
       unsynced_writes_.fetch_add(records.size()) + records.size() >= options_.group_writes) {
     syncer_cv_.notify_one();
   }
-  if (options_.snapshot_every_bytes != 0 &&
+  if (options_.snapshot_every_bytes != 0 && end >= next_snapshot_ &&
       end - snapshot_position_ >= options_.snapshot_every_bytes) {
-    write_snapshot_locked();
+    // The records are written and applied: a snapshot that cannot be written changes nothing
+    // (the previous one still describes a prefix of the log); try again an interval later.
+    try {
+      write_snapshot_locked();
+    } catch (const std::exception&) {
+      next_snapshot_ = end + options_.snapshot_every_bytes;
+    }
   }
 }
 
 inline void store::sync_to(std::uint64_t end) {
+  {
+    std::lock_guard<std::mutex> q(queue_mutex_);
+    if (!failure_.empty()) throw io_error(failure_);
+  }
   if (synced_.load() >= end) return;
   std::lock_guard<std::mutex> lk(sync_mutex_);
   if (synced_.load() >= end) return;
@@ -273,7 +299,14 @@ inline void store::sync_to(std::uint64_t end) {
     g = current_;
   }
   const std::uint64_t target = appended_.load(std::memory_order_acquire);
-  g->log->raw().sync();
+  try {
+    g->log->raw().sync();
+  } catch (const std::exception& e) {
+    // After a failed sync nothing is known of what reached the disk: no more writes.
+    std::lock_guard<std::mutex> q(queue_mutex_);
+    failure_ = std::string("ccf::kv: the store failed and must be reopened: ") + e.what();
+    throw;
+  }
   ++syncs_;
   detail::raise_to(synced_, target);
 }
@@ -290,8 +323,8 @@ inline void store::write_snapshot_locked() {
   meta.live_bytes = live_bytes_;
   meta.last_record = last_record_;
   detail::write_snapshot(*fs_, file("index"), *g.index, meta);
-  fs_->sync_directory(dir_);
   snapshot_position_ = end;
+  fs_->sync_directory(dir_);
 }
 
 inline void store::background_syncer(const std::stop_token& stop) {

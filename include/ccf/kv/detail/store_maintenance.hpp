@@ -111,19 +111,25 @@ inline void store::compact() {
     meta.last_record = t.last_record;
     detail::write_snapshot(*fs_, index_tmp, *t.index, meta);
     fs_->rename(log_tmp, file("log"));
-    fs_->rename(index_tmp, file("index"));
-    fs_->sync_directory(dir_);
-    auto next = std::make_shared<detail::generation>(detail::generation{t.log, std::move(t.index)});
-    std::lock_guard<std::mutex> syncing(sync_mutex_);
-    std::unique_lock<detail_rwlock> switching(readers_);
-    current_ = std::move(next);
-    appended_.store(t.end);
-    synced_.store(t.end);
-    records_ = t.records;
-    live_bytes_ = t.live_bytes;
-    snapshot_position_ = t.end;
-    last_record_ = t.last_record;
-    ++compactions_;
+    // The new log is now the store's log: from here on nothing may be written to the old one.
+    try {
+      fs_->sync_directory(dir_);
+    } catch (const std::exception& e) {
+      // Whether the rename is durable is unknown: refuse writes until the store is reopened.
+      std::lock_guard<std::mutex> lk(queue_mutex_);
+      failure_ = std::string("ccf::kv: the store failed and must be reopened: ") + e.what();
+      throw;
+    }
+    switch_to(detail::generation{t.log, std::move(t.index)}, t);
+    // The old snapshot names the old log and is ignored from now on; a failure to put the new
+    // one in place only costs the next open a full replay.
+    try {
+      fs_->rename(index_tmp, file("index"));
+      fs_->sync_directory(dir_);
+    } catch (const std::exception&) {
+      snapshot_position_ = 0;
+    }
+    return;
   } catch (...) {
     // The old log and its snapshot are untouched (the renames come last): drop what was made.
     try {
@@ -133,6 +139,20 @@ inline void store::compact() {
     }
     throw;
   }
+}
+
+inline void store::switch_to(detail::generation next, const detail::compaction_target& t) {
+  auto g = std::make_shared<detail::generation>(std::move(next));
+  std::lock_guard<std::mutex> syncing(sync_mutex_);
+  std::unique_lock<detail_rwlock> switching(readers_);
+  current_ = std::move(g);
+  appended_.store(t.end);
+  synced_.store(t.end);
+  records_ = t.records;
+  live_bytes_ = t.live_bytes;
+  snapshot_position_ = t.end;
+  last_record_ = t.last_record;
+  ++compactions_;
 }
 
 inline void store::for_each(
@@ -184,16 +204,28 @@ inline void store::close() {
     syncer_cv_.notify_all();
     syncer_.join();
   }
+  // Closes in any case; a failure to sync or to write the snapshot is reported afterwards.
+  std::exception_ptr error;
   {
     committer_guard g(*this);
-    if (failure_.empty()) {
-      sync_to(appended_.load());
-      if (appended_.load() != snapshot_position_) write_snapshot_locked();
+    std::string failure;
+    {
+      std::lock_guard<std::mutex> lk(queue_mutex_);
+      failure = failure_;
+    }
+    if (failure.empty()) {
+      try {
+        sync_to(appended_.load());
+        if (appended_.load() != snapshot_position_) write_snapshot_locked();
+      } catch (...) {
+        error = std::current_exception();
+      }
     }
     std::lock_guard<std::mutex> lk(queue_mutex_);
     closed_ = true;
   }
   lock_.reset();
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace ccf::kv
