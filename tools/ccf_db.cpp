@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -106,6 +107,7 @@ int cmd_import(const std::string& dir, const std::string& path, std::string name
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
+  if (std::filesystem::is_directory(path)) throw cli_error(2, "'" + path + "' is a directory");
   if (name.empty()) name = base_name(path);
   auto s = open_store(dir, true);
   manifest m;

@@ -149,6 +149,7 @@ class store {
   }
   std::size_t size() const {
     std::shared_lock<detail_rwlock> readers(readers_);
+    check_open();
     return current_->index->size();
   }
 

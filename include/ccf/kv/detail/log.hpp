@@ -59,6 +59,8 @@ class log_file {
   }
 
   const std::string& path() const noexcept { return path_; }
+  /// The file was renamed (messages name the new path).
+  void moved_to(std::string path) { path_ = std::move(path); }
   const log_header& header() const noexcept { return header_; }
   file& raw() noexcept { return *file_; }
   std::uint64_t size() const { return file_->size(); }

@@ -119,6 +119,7 @@ struct record_view {
   std::string_view value;
   bool erased = false;     // a delete record
   std::uint64_t size = 0;  // bytes it takes in the log, padding included
+  std::uint64_t checksum = 0;
 };
 
 /// Bytes a record of this key and value takes in the log.
@@ -167,7 +168,8 @@ inline std::optional<record_view> parse_record(const std::byte* p, std::uint64_t
   r.value = std::string_view(r.key.data() + k, v);
   r.erased = erased;
   r.size = size;
-  if (get_u64(p + 8) != record_checksum(p, p + record_header_size, k + v, offset, id_low)) {
+  r.checksum = get_u64(p + 8);
+  if (r.checksum != record_checksum(p, p + record_header_size, k + v, offset, id_low)) {
     return std::nullopt;
   }
   return r;

@@ -10,15 +10,16 @@
 //  72  8  index doublings      80  8  bytes of live records
 //  88  8  word count (the index's slot words)
 //  96  8  offset of the last record before the position (0: none)
-// 104  -  the words, little-endian
+// 104  8  that record's checksum
+// 112  -  the words, little-endian
 //  end 8  XXH3-64 of everything before
 //
 // A snapshot is written to a temporary name, synced and renamed into place, after the log is
 // synced up to its position. Reading checks the length against the header before allocating,
 // the log id and position against the log, and the checksum; any mismatch makes the store
 // ignore the snapshot and replay the whole log (a missing or stale snapshot only costs time). The
-// last record's offset pins the position to this log's contents: the record there must be valid
-// and end exactly at the position, so a snapshot whose log was cut below its position and has
+// last record's offset and checksum pin the position to this log's contents: that very record
+// must be there and end exactly at the position, so a snapshot whose log was cut below its position and has
 // grown again (new records where its position points) is never taken for current.
 #pragma once
 
@@ -39,7 +40,7 @@
 namespace ccf::kv::detail {
 
 inline constexpr char snapshot_magic[8] = {'C', 'C', 'F', 'K', 'V', 'I', 'D', 'X'};
-inline constexpr std::size_t snapshot_header_size = 104;
+inline constexpr std::size_t snapshot_header_size = 112;
 
 /// What a snapshot holds besides the index.
 struct snapshot_meta {
@@ -48,7 +49,8 @@ struct snapshot_meta {
   std::uint64_t records = 0;
   std::uint64_t rehashes = 0;
   std::uint64_t live_bytes = 0;
-  std::uint64_t last_record = 0;  // offset of the last record before position (0: none)
+  std::uint64_t last_record = 0;    // offset of the last record before position (0: none)
+  std::uint64_t last_checksum = 0;  // and its checksum
 };
 
 /// Writes the snapshot of `index` to `path` (through a temporary file; the caller syncs the
@@ -73,6 +75,7 @@ inline void write_snapshot(file_system& fs, const std::string& path, const kv_in
   put_u64(&out[80], meta.live_bytes);
   put_u64(&out[88], kv_index::layout::words_for(ix.num_buckets()));
   put_u64(&out[96], meta.last_record);
+  put_u64(&out[104], meta.last_checksum);
   out.reserve(out.size() + kv_index::layout::words_for(ix.num_buckets()) * 8 + 8);
   auto sink = [&](std::uint64_t w) {
     out.resize(out.size() + 8);
@@ -86,11 +89,12 @@ inline void write_snapshot(file_system& fs, const std::string& path, const kv_in
   fs.rename(tmp, path);
 }
 
-/// Whether the record at meta.last_record is valid and ends at meta.position.
+/// Whether the record at meta.last_record is the one the snapshot names and ends at
+/// meta.position.
 inline bool ends_at(const log_file& log, const snapshot_meta& meta) {
   std::string scratch;
   const std::optional<record_view> r = log.read(meta.last_record, meta.position, scratch);
-  return r && meta.last_record + r->size == meta.position;
+  return r && meta.last_record + r->size == meta.position && r->checksum == meta.last_checksum;
 }
 
 /// The snapshot at `path` if it is intact and belongs to `log` as it is now.
@@ -114,6 +118,7 @@ inline std::unique_ptr<kv_index> read_snapshot(file_system& fs, const std::strin
       size == snapshot_header_size + words * 8 + 8;
   meta.position = get_u64(&h[32]);
   meta.last_record = get_u64(&h[96]);
+  meta.last_checksum = get_u64(&h[104]);
   if (!shape_ok || meta.position < log_header_size || meta.position > log_size) return nullptr;
   if (meta.position == log_header_size ? meta.last_record != 0 : !ends_at(log, meta)) {
     return nullptr;

@@ -322,6 +322,10 @@ inline void store::write_snapshot_locked() {
   meta.rehashes = rehashes_;
   meta.live_bytes = live_bytes_;
   meta.last_record = last_record_;
+  if (last_record_ != 0) {
+    std::string scratch;
+    meta.last_checksum = g.log->record_at(last_record_, end, scratch).checksum;
+  }
   detail::write_snapshot(*fs_, file("index"), *g.index, meta);
   snapshot_position_ = end;
   fs_->sync_directory(dir_);

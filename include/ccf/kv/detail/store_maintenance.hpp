@@ -109,8 +109,11 @@ inline void store::compact() {
     meta.records = t.records;
     meta.live_bytes = t.live_bytes;
     meta.last_record = t.last_record;
+    if (t.last_record != 0)
+      meta.last_checksum = t.log->record_at(t.last_record, t.end, t.probe).checksum;
     detail::write_snapshot(*fs_, index_tmp, *t.index, meta);
     fs_->rename(log_tmp, file("log"));
+    t.log->moved_to(file("log"));
     // The new log is now the store's log: from here on nothing may be written to the old one.
     try {
       fs_->sync_directory(dir_);
@@ -176,6 +179,7 @@ inline void store::for_each(
 
 inline store_stats store::stats() const {
   std::shared_lock<detail_rwlock> readers(readers_);
+  check_open();
   const detail::generation& g = *current_;
   store_stats s;
   const auto& engine = g.index->engine();

@@ -1,0 +1,693 @@
+// Recovery of ccf::kv::store (include/ccf/kv/store.hpp, detail/log.hpp, detail/snapshot.hpp):
+// what open() replays after snapshot() and after writes past the snapshot (read from a copy of
+// the directory of a store still open: the state a power loss would leave with everything
+// synced), stale snapshots, torn tails (garbage, half a record, a last record cut short), a bad
+// record in the middle (kept in a dropped-<offset> file, or refused with strict_recovery),
+// leftovers of a compaction, and sweeps that flip bytes in and truncate every store file (log,
+// index, LOCK) at many positions: each damaged store must give a clear error (corrupt_error or
+// io_error) or a clean recovery — here with an exact oracle computed from the records written,
+// never a crash or a wrong value.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <ccf/kv/store.hpp>
+
+#include "kv_test_util.hpp"
+
+namespace {
+
+using ccf::kv::corrupt_error;
+using ccf::kv::durability;
+using ccf::kv::options;
+using ccf::kv::store;
+using ccf::kv::detail::log_header_size;
+using ccf::kv::detail::record_size;
+using ccf_test::file_size;
+using ccf_test::read_all;
+using ccf_test::temp_dir;
+using ccf_test::write_all;
+
+using kv_map = std::map<std::string, std::string>;
+
+/// The contents of `s` as a map (through for_each).
+kv_map contents(const store& s) {
+  kv_map m;
+  s.for_each([&](std::string_view k, std::string_view v) { m.emplace(k, v); });
+  return m;
+}
+
+void put_range(store& s, int from, int to, const std::string& prefix) {
+  for (int i = from; i < to; ++i)
+    s.put(ccf_test::numbered(prefix, i), std::to_string(i * 7));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshots
+
+TEST(kv_snapshot, replays_only_the_records_after_the_last_snapshot) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db, {});  // durability::every_write: everything is on disk at each step
+  put_range(*s, 0, 300, "a");
+  ccf_test::copy_dir(db, dir / "no-snapshot");  // no snapshot yet: a full replay
+  s->snapshot();
+  ccf_test::copy_dir(db, dir / "at-snapshot");
+  put_range(*s, 300, 340, "b");
+  EXPECT_TRUE(s->erase("a0"));
+  EXPECT_FALSE(s->erase("never"));  // writes no record
+  ccf_test::copy_dir(db, dir / "after-snapshot");
+  const kv_map all = contents(*s);
+  s->close();
+
+  {
+    auto img = store::open(dir / "no-snapshot");
+    EXPECT_FALSE(img->opened().snapshot_used);
+    EXPECT_EQ(img->opened().replayed_records, 300u);
+    EXPECT_EQ(img->size(), 300u);
+  }
+  {
+    auto img = store::open(dir / "at-snapshot");
+    EXPECT_TRUE(img->opened().snapshot_used);
+    EXPECT_EQ(img->opened().replayed_records, 0u);
+    EXPECT_EQ(img->size(), 300u);
+    EXPECT_EQ(img->get("a299"), std::to_string(299 * 7));
+  }
+  {
+    auto img = store::open(dir / "after-snapshot");
+    EXPECT_TRUE(img->opened().snapshot_used);
+    EXPECT_EQ(img->opened().replayed_records, 41u);  // 40 puts and one delete
+    EXPECT_EQ(img->opened().truncated_bytes, 0u);
+    EXPECT_EQ(contents(*img), all);
+    EXPECT_EQ(img->stats().records, 341u);
+  }
+  auto reopened = store::open(db);  // close() wrote a snapshot
+  EXPECT_TRUE(reopened->opened().snapshot_used);
+  EXPECT_EQ(reopened->opened().replayed_records, 0u);
+  EXPECT_EQ(contents(*reopened), all);
+}
+
+TEST(kv_snapshot, snapshot_every_bytes_bounds_the_replay) {
+  temp_dir dir;
+  options o;
+  o.sync = durability::none;
+  o.snapshot_every_bytes = 16 << 10;
+  auto s = store::open(dir / "db", o);
+  const std::string value(200, 'v');  // records of 232 bytes
+  for (int i = 0; i < 1000; ++i)
+    s->put("key-" + std::to_string(10000 + i), value);
+  s->sync();
+  ccf_test::copy_dir(dir / "db", dir / "image");
+  auto img = store::open(dir / "image", o);
+  EXPECT_TRUE(img->opened().snapshot_used);
+  EXPECT_LE(img->opened().replayed_records, (16u << 10) / record_size(9, 200) + 1);
+  EXPECT_EQ(img->size(), 1000u);
+  EXPECT_EQ(contents(*img), contents(*s));
+}
+
+TEST(kv_snapshot, a_stale_snapshot_only_costs_replay) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db);
+  put_range(*s, 0, 200, "k");
+  s->close();
+  std::filesystem::copy_file(db + "/index", dir / "old-index");
+  s = store::open(db);
+  put_range(*s, 100, 300, "k");  // overwrites and new keys
+  for (int i = 0; i < 50; ++i)
+    EXPECT_TRUE(s->erase(ccf_test::numbered("k", i)));
+  s->put("k7", "back");
+  const kv_map want = contents(*s);
+  s->close();
+  std::filesystem::copy_file(dir / "old-index", db + "/index",
+                             std::filesystem::copy_options::overwrite_existing);
+  s = store::open(db);
+  EXPECT_TRUE(s->opened().snapshot_used);
+  EXPECT_EQ(s->opened().replayed_records, 251u);
+  EXPECT_EQ(contents(*s), want);
+  EXPECT_EQ(s->size(), want.size());
+  EXPECT_EQ(s->get("k7"), std::optional<std::string>("back"));
+  EXPECT_FALSE(s->contains("k8"));
+  EXPECT_EQ(s->stats().records, 451u);
+}
+
+// A recovery that cuts the log below the snapshot's position makes that snapshot stale for good:
+// once the log grows past the position again, the snapshot must not be used (it would point into
+// the new records, and replay would start in the middle of one).
+TEST(kv_snapshot, a_snapshot_past_a_replay_cut_is_never_used_later) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db);
+  put_range(*s, 0, 100, "old");
+  s->close();  // snapshot at the end of the log
+  const std::uint64_t full = file_size(db + "/log");
+  std::filesystem::resize_file(db + "/log", full / 2);  // the log lost its second half
+  s = store::open(db);
+  EXPECT_FALSE(s->opened().snapshot_used);
+  EXPECT_GT(s->opened().truncated_bytes, 0u);
+  const std::size_t kept = s->size();
+  EXPECT_GT(kept, 10u);
+  EXPECT_LT(kept, 100u);
+  put_range(*s, 0, 300, "new");  // durable (every_write), and past the old snapshot's position
+  ASSERT_GT(s->stats().log_bytes, full);
+  ccf_test::copy_dir(db, dir / "image");  // a power loss now
+  s->close();
+
+  auto img = store::open(dir / "image");
+  std::size_t missing = 0;
+  for (int i = 0; i < 300; ++i) {
+    try {
+      if (img->get(ccf_test::numbered("new", i)) != std::to_string(i * 7)) ++missing;
+    } catch (const std::exception&) {
+      ++missing;
+    }
+  }
+  EXPECT_EQ(missing, 0u) << "synced writes lost: the stale snapshot was used (snapshot_used="
+                         << img->opened().snapshot_used
+                         << ", truncated_bytes=" << img->opened().truncated_bytes << ")";
+  EXPECT_EQ(img->size(), kept + 300);
+}
+
+// The same, with the old snapshot put back after the log grew again (a restored backup of the
+// index): snapshot.hpp promises that "a snapshot whose log was cut below its position and has
+// grown again (new records where its position points) is never taken for current". Every record
+// here has the same size (24 bytes), so a new record ends exactly at the old position.
+TEST(kv_snapshot, an_old_snapshot_put_back_after_the_log_was_cut_and_regrown_is_not_used) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db);
+  put_range(*s, 0, 100, "old");  // "old0" .. "old99" = "0" .. "693": 24-byte records
+  s->close();
+  std::filesystem::copy_file(db + "/index", dir / "old-index");
+  const std::uint64_t full = file_size(db + "/log");
+  std::filesystem::resize_file(db + "/log", log_header_size + 40 * 24);  // keeps old0 .. old39
+  s = store::open(db);
+  EXPECT_EQ(s->size(), 40u);
+  put_range(*s, 0, 100, "new");  // 24-byte records again: the log grows past the old position
+  ASSERT_GT(s->stats().log_bytes, full);
+  s->close();
+  std::filesystem::copy_file(dir / "old-index", db + "/index",
+                             std::filesystem::copy_options::overwrite_existing);
+
+  s = store::open(db);
+  std::size_t missing = 0;
+  for (int i = 0; i < 100; ++i) {
+    try {
+      if (s->get(ccf_test::numbered("new", i)) != std::to_string(i * 7)) ++missing;
+    } catch (const std::exception&) {
+      ++missing;
+    }
+  }
+  EXPECT_EQ(missing, 0u) << "the old snapshot was taken for current (snapshot_used="
+                         << s->opened().snapshot_used << ")";
+  EXPECT_EQ(s->size(), 140u);
+  EXPECT_FALSE(s->contains("old40"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Torn tails
+
+TEST(kv_recovery, garbage_after_the_last_record_is_cut_off) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db);
+  put_range(*s, 0, 100, "k");
+  const kv_map want = contents(*s);
+  s->close();
+  const std::uint64_t size = file_size(db + "/log");
+  std::mt19937_64 rng(7);
+  ccf_test::append_to(db + "/log", ccf_test::random_bytes(rng, 1001));
+  s = store::open(db);
+  EXPECT_EQ(s->opened().truncated_bytes, 1001u);
+  EXPECT_EQ(s->opened().dropped_records, 0u);
+  EXPECT_TRUE(s->opened().dropped_file.empty());
+  EXPECT_EQ(file_size(db + "/log"), size);
+  EXPECT_EQ(contents(*s), want);
+  s->put("after", "recovery");
+  s->close();
+  ccf_test::append_to(db + "/log", std::string(4096, '\0'));  // a zero-filled tail
+  s = store::open(db);
+  EXPECT_EQ(s->opened().truncated_bytes, 4096u);
+  EXPECT_EQ(s->get("after"), std::optional<std::string>("recovery"));
+  EXPECT_EQ(s->size(), 101u);
+}
+
+TEST(kv_recovery, half_a_record_after_the_last_one_is_cut_off) {
+  temp_dir dir;
+  const std::string a = dir / "a", b = dir / "b";
+  auto s = store::open(a);
+  put_range(*s, 0, 50, "k");
+  s->close();
+  const std::uint64_t s1 = file_size(a + "/log");
+  ccf_test::copy_dir(a, b);
+  s = store::open(b);  // the same log, one record longer: the record that would come next
+  s->put("k3", std::string(500, 'x'));
+  s->close();
+  const std::string next = read_all(b + "/log").substr(s1);
+  ASSERT_EQ(next.size(), record_size(2, 500));
+
+  ccf_test::append_to(a + "/log", next.substr(0, next.size() / 2));
+  s = store::open(a);  // the snapshot is used; the torn record after it is cut off
+  EXPECT_TRUE(s->opened().snapshot_used);
+  EXPECT_EQ(s->opened().truncated_bytes, next.size() / 2);
+  EXPECT_EQ(s->get("k3"), std::optional<std::string>("21"));
+  EXPECT_EQ(s->size(), 50u);
+  s->put("k3", "new");
+  s->close();
+  s = store::open(a);
+  EXPECT_EQ(s->get("k3"), std::optional<std::string>("new"));
+  EXPECT_EQ(s->get("k49"), std::optional<std::string>(std::to_string(49 * 7)));
+}
+
+TEST(kv_recovery, a_last_record_cut_in_the_middle_is_gone) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db);
+  put_range(*s, 0, 50, "k");
+  s->put("k3", std::string(500, 'x'));  // the last record overwrites k3
+  s->close();
+  const std::uint64_t size = file_size(db + "/log");
+  const std::uint64_t cut = size - record_size(2, 500) / 2;
+  std::filesystem::resize_file(db + "/log", cut);
+  s = store::open(db);
+  EXPECT_FALSE(s->opened().snapshot_used);  // it was past the end of the log
+  EXPECT_EQ(s->opened().truncated_bytes, cut - (size - record_size(2, 500)));
+  EXPECT_EQ(s->opened().replayed_records, 50u);
+  EXPECT_EQ(s->get("k3"), std::optional<std::string>("21"));  // the value before
+  EXPECT_EQ(s->size(), 50u);
+  EXPECT_EQ(s->get("k49"), std::optional<std::string>(std::to_string(49 * 7)));
+}
+
+TEST(kv_recovery, a_bad_record_in_the_middle_is_kept_aside_or_refused) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db);
+  put_range(*s, 0, 100, "k");
+  s->close();
+  std::filesystem::remove(db + "/index");  // open() replays (and checks) every record
+  std::string log = read_all(db + "/log");
+  // Every record of put_range(0, 100) takes 24 bytes ("k0".."k99", values "0".."693"): k40's
+  // starts at 64 + 40 * 24; flip a byte of its key.
+  ASSERT_EQ(record_size(2, 1), 24u);
+  ASSERT_EQ(record_size(3, 3), 24u);
+  const std::uint64_t bad = log_header_size + 40 * 24;
+  log[bad + 18] ^= 0x20;
+  write_all(db + "/log", log);
+
+  options strict;
+  strict.strict_recovery = true;
+  EXPECT_THROW(store::open(db, strict), corrupt_error);
+  EXPECT_EQ(file_size(db + "/log"), log.size()) << "a refused open changed the log";
+
+  s = store::open(db);
+  EXPECT_EQ(s->opened().truncated_bytes, log.size() - bad);
+  EXPECT_EQ(s->opened().dropped_records, 59u);
+  EXPECT_EQ(s->opened().dropped_file, db + "/dropped-" + std::to_string(bad));
+  EXPECT_EQ(read_all(s->opened().dropped_file), log.substr(bad));
+  EXPECT_EQ(s->size(), 40u);
+  EXPECT_EQ(s->get("k39"), std::optional<std::string>(std::to_string(39 * 7)));
+  EXPECT_FALSE(s->contains("k40"));
+  EXPECT_FALSE(s->contains("k41"));
+  s->close();
+
+  // A damaged last record is a torn tail, not corruption: strict recovery accepts it.
+  s = store::open(db);
+  s->put("last", "record");
+  s->close();
+  std::filesystem::remove(db + "/index");
+  log = read_all(db + "/log");
+  log[log.size() - 9] ^= 0x01;
+  write_all(db + "/log", log);
+  s = store::open(db, strict);
+  EXPECT_EQ(s->opened().truncated_bytes, record_size(4, 6));
+  EXPECT_EQ(s->opened().dropped_records, 0u);
+  EXPECT_FALSE(s->contains("last"));
+}
+
+TEST(kv_recovery, a_damaged_record_found_by_a_get_names_the_log) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db);
+  s->put("a", "aaaa");  // the first record: its value starts at byte 64 + 16 + 1
+  s->put("b", "bbbb");
+  s->put("b", "cccc");
+  auto message_of_get = [&](const std::string& key) -> std::string {
+    try {
+      s->get(key);
+    } catch (const corrupt_error& e) {
+      return e.what();
+    }
+    return "no corrupt_error";
+  };
+  const std::string log_name = "'" + db + "/log'";
+  ccf_test::flip_byte(db + "/log", log_header_size + 17, 0x04);  // seen through the mapping
+  EXPECT_NE(message_of_get("a").find(log_name), std::string::npos) << message_of_get("a");
+  EXPECT_EQ(s->get("b"), std::optional<std::string>("cccc"));
+  ccf_test::flip_byte(db + "/log", log_header_size + 17, 0x04);  // repaired
+  EXPECT_EQ(s->get("a"), std::optional<std::string>("aaaa"));
+
+  s->compact();  // "a" is again the first record, now of the log written by compaction
+  ccf_test::flip_byte(db + "/log", log_header_size + 17, 0x04);
+  const std::string after = message_of_get("a");
+  EXPECT_NE(after.find(log_name), std::string::npos)
+      << "the error names a file that is not the store's log: " << after;
+  EXPECT_EQ(s->get("b"), std::optional<std::string>("cccc"));
+}
+
+TEST(kv_recovery, not_a_store_log_is_an_error) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  store::open(db)->put("k", "v");
+  const std::string good = read_all(db + "/log");
+  for (const std::string& bad : {std::string(), std::string(63, 'x'), std::string(4096, 'x'),
+                                 "CCFKVLOG" + good.substr(8, 50)}) {
+    write_all(db + "/log", bad);
+    EXPECT_THROW(store::open(db), corrupt_error) << bad.size() << " bytes";
+  }
+}
+
+TEST(kv_recovery, leftovers_of_an_interrupted_compaction_are_removed) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  store::open(db)->put("k", "v");
+  for (const char* name : {"log.compact", "index.compact", "log.tmp", "index.tmp"})
+    write_all(db + "/" + name, "half-written junk");
+  auto s = store::open(db);
+  EXPECT_EQ(s->get("k"), std::optional<std::string>("v"));
+  for (const char* name : {"log.compact", "index.compact", "log.tmp", "index.tmp"})
+    EXPECT_FALSE(std::filesystem::exists(db + "/" + name)) << name;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Damage sweeps
+
+/// A small store's files and what was written to it: every record in log order.
+struct small_store {
+  struct record {
+    std::uint64_t offset, size;
+    std::string key, value;
+    bool erased;
+  };
+  std::string log, index, lock;
+  std::vector<record> records;
+
+  /// The record holding byte `p` of the log, or records.size().
+  std::size_t record_at(std::uint64_t p) const {
+    for (std::size_t r = 0; r < records.size(); ++r) {
+      if (p >= records[r].offset && p < records[r].offset + records[r].size) return r;
+    }
+    return records.size();
+  }
+  /// Whether byte `p` is a padding byte of a record (not covered by its checksum).
+  bool padding(std::uint64_t p) const {
+    const std::size_t r = record_at(p);
+    return r < records.size() &&
+           p >= records[r].offset + 16 + records[r].key.size() + records[r].value.size();
+  }
+  /// The contents after the first n records.
+  kv_map after(std::size_t n) const {
+    kv_map m;
+    for (std::size_t r = 0; r < n; ++r) {
+      if (records[r].erased) {
+        m.erase(records[r].key);
+      } else {
+        m[records[r].key] = records[r].value;
+      }
+    }
+    return m;
+  }
+  /// The live record of each key.
+  std::map<std::string, std::size_t> live() const {
+    std::map<std::string, std::size_t> m;
+    for (std::size_t r = 0; r < records.size(); ++r) {
+      if (records[r].erased) {
+        m.erase(records[r].key);
+      } else {
+        m[records[r].key] = r;
+      }
+    }
+    return m;
+  }
+};
+
+small_store build_small_store(const std::string& db) {
+  small_store out;
+  std::mt19937_64 rng(99);
+  kv_map now;
+  std::vector<std::string> keys;
+  options o;
+  o.sync = durability::none;
+  auto s = store::open(db, o);
+  std::uint64_t at = log_header_size;
+  auto put = [&](const std::string& k, const std::string& v) {
+    s->put(k, v);
+    out.records.push_back({at, record_size(k.size(), v.size()), k, v, false});
+    at += out.records.back().size;
+    now[k] = v;
+  };
+  for (int i = 0; i < 200; ++i) {
+    keys.push_back("key" + std::to_string(i) + ccf_test::random_bytes(rng, rng() % 20));
+    put(keys.back(), ccf_test::random_bytes(rng, rng() % 40));
+  }
+  for (int i = 0; i < 80; ++i)
+    put(keys[rng() % keys.size()], ccf_test::random_bytes(rng, rng() % 40));
+  for (int i = 0; i < 40; ++i) {
+    const std::string& k = keys[rng() % keys.size()];
+    if (now.erase(k) == 0) continue;
+    EXPECT_TRUE(s->erase(k));
+    out.records.push_back({at, record_size(k.size(), 0), k, "", true});
+    at += out.records.back().size;
+  }
+  s->close();
+  out.log = read_all(db + "/log");
+  out.index = read_all(db + "/index");
+  out.lock = read_all(db + "/LOCK");
+  EXPECT_EQ(at, out.log.size());
+  EXPECT_EQ(out.after(out.records.size()), now);
+  return out;
+}
+
+/// Positions to damage in a file of `size` bytes: every byte of its header, then every
+/// `stride`-th byte (scaled down by CCF_TEST_SCALE), and its last byte.
+std::vector<std::uint64_t> positions(std::uint64_t size, std::uint64_t header,
+                                     std::uint64_t stride) {
+  stride = std::max<std::uint64_t>(
+      stride, static_cast<std::uint64_t>(static_cast<double>(stride) / ccf_test::test_scale()));
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t p = 0; p < size; p += p < header ? 1 : stride)
+    out.push_back(p);
+  if (size != 0 && out.back() != size - 1) out.push_back(size - 1);
+  return out;
+}
+
+/// Opens a store made of `files` in a fresh directory and calls check(store); an error from
+/// open() goes to on_error (which must accept or fail it).
+class damage_trial {
+ public:
+  explicit damage_trial(const temp_dir& root) : dir_(root / "trial") {}
+
+  void run(const std::map<std::string, std::string>& files, const options& o,
+           const std::function<void(store&)>& check,
+           const std::function<void(const std::exception&)>& on_error) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directory(dir_);
+    for (const auto& [name, bytes] : files)
+      write_all(dir_ + "/" + name, bytes);
+    std::unique_ptr<store> s;
+    try {
+      s = store::open(dir_, o);
+    } catch (const corrupt_error& e) {
+      on_error(e);
+      return;
+    } catch (const ccf::kv::io_error& e) {
+      on_error(e);
+      return;
+    }
+    check(*s);
+    try {
+      s->close();
+    } catch (const corrupt_error&) {
+    } catch (const ccf::kv::io_error&) {
+    }
+  }
+
+ private:
+  std::string dir_;
+};
+
+std::string describe(const char* file, const char* what, std::uint64_t p) {
+  return std::string(what) + " " + file + " at " + std::to_string(p);
+}
+
+/// Every key's value (or absence) matches `want`; keys in `unreadable` must throw corrupt_error.
+void expect_exactly(const store& s, const small_store& st, const kv_map& want,
+                    const std::set<std::string>& unreadable, const std::string& what) {
+  std::size_t wrong = 0;
+  for (const auto& r : st.records) {
+    const auto it = want.find(r.key);
+    try {
+      const std::optional<std::string> got = s.get(r.key);
+      if (unreadable.count(r.key) != 0 ||
+          (it == want.end() ? got.has_value() : got != it->second)) {
+        ++wrong;
+      }
+    } catch (const corrupt_error&) {
+      if (unreadable.count(r.key) == 0) ++wrong;
+    }
+  }
+  EXPECT_EQ(wrong, 0u) << what;
+  EXPECT_EQ(s.size(), want.size() + unreadable.size()) << what;
+}
+
+TEST(kv_corruption, flipped_bytes_in_every_file_give_an_error_or_a_clean_recovery) {
+  temp_dir root;
+  const small_store st = build_small_store(root / "db");
+  damage_trial trial(root);
+  const kv_map final_state = st.after(st.records.size());
+  const auto live = st.live();
+  std::size_t trials = 0, refused = 0, unreadable_keys = 0;
+
+  // The index (any flipped byte voids its checksum: a full replay) and LOCK (rewritten at open).
+  struct target {
+    const char* name;
+    const std::string* bytes;
+    std::uint64_t header;
+  };
+  for (const target& t : {target{"index", &st.index, ccf::kv::detail::snapshot_header_size},
+                          target{"LOCK", &st.lock, 64}}) {
+    const char* name = t.name;
+    for (const std::uint64_t p : positions(t.bytes->size(), t.header, 7)) {
+      std::map<std::string, std::string> files = {
+          {"log", st.log}, {"index", st.index}, {"LOCK", st.lock}};
+      files[name][p] ^= static_cast<char>(p % 2 ? 0xff : 1u << (p % 8));
+      ++trials;
+      const std::string what = describe(name, "flipped", p);
+      trial.run(
+          files, {},
+          [&](store& s) {
+            EXPECT_EQ(s.opened().snapshot_used, std::string(name) != "index") << what;
+            EXPECT_EQ(s.opened().truncated_bytes, 0u) << what;
+            expect_exactly(s, st, final_state, {}, what);
+          },
+          [&](const std::exception& e) { ADD_FAILURE() << what << ": " << e.what(); });
+    }
+  }
+
+  // The log, with its snapshot (no replay: a damaged record is found when read, except the last
+  // one, which the snapshot checks) and without (a replay up to the damaged record, which drops
+  // the rest).
+  for (const bool with_index : {true, false}) {
+    for (const std::uint64_t p : positions(st.log.size(), log_header_size, 7)) {
+      std::map<std::string, std::string> files = {{"log", st.log}, {"LOCK", st.lock}};
+      if (with_index) files["index"] = st.index;
+      files["log"][p] ^= static_cast<char>(p % 2 ? 0xff : 1u << (p % 8));
+      ++trials;
+      const std::string what =
+          describe("log", with_index ? "flipped (snapshot)" : "flipped (replay)", p);
+      const std::size_t r = st.record_at(p);
+      const bool harmless = p >= log_header_size && st.padding(p);
+      trial.run(
+          files, {},
+          [&](store& s) {
+            ASSERT_GE(p, log_header_size) << what << ": a damaged log header was accepted";
+            if (harmless) {
+              expect_exactly(s, st, final_state, {}, what);
+            } else if (with_index && r + 1 < st.records.size()) {
+              std::set<std::string> unreadable;
+              kv_map want = final_state;
+              if (live.count(st.records[r].key) != 0 && live.at(st.records[r].key) == r) {
+                unreadable.insert(st.records[r].key);
+                want.erase(st.records[r].key);
+              }
+              unreadable_keys += unreadable.size();
+              expect_exactly(s, st, want, unreadable, what);
+              EXPECT_THROW(s.for_each([](std::string_view, std::string_view) {}), corrupt_error)
+                  << what;
+            } else {  // a replay (the snapshot names the last record: a damaged one voids it)
+              EXPECT_FALSE(s.opened().snapshot_used) << what;
+              EXPECT_EQ(s.opened().truncated_bytes, st.log.size() - st.records[r].offset) << what;
+              EXPECT_EQ(s.opened().dropped_records, st.records.size() - r - 1) << what;
+              expect_exactly(s, st, st.after(r), {}, what);
+            }
+          },
+          [&](const std::exception& e) {
+            ++refused;
+            EXPECT_LT(p, log_header_size) << what << ": " << e.what();
+            EXPECT_NE(dynamic_cast<const corrupt_error*>(&e), nullptr) << what;
+          });
+    }
+  }
+  EXPECT_GT(unreadable_keys, 0u);  // some flips hit live records
+  EXPECT_GT(refused, 0u);          // the log header flips
+  std::printf("[ info ] %zu damaged stores, %zu refused at open\n", trials, refused);
+}
+
+TEST(kv_corruption, truncating_any_file_gives_an_error_or_a_clean_recovery) {
+  temp_dir root;
+  const small_store st = build_small_store(root / "db");
+  damage_trial trial(root);
+  const kv_map final_state = st.after(st.records.size());
+  std::size_t trials = 0;
+
+  for (const std::uint64_t length : positions(st.log.size(), 80, 13)) {
+    std::map<std::string, std::string> files = {
+        {"log", st.log.substr(0, length)}, {"index", st.index}, {"LOCK", st.lock}};
+    std::size_t whole = 0;  // records that survive the cut
+    while (whole < st.records.size() &&
+           st.records[whole].offset + st.records[whole].size <= length) {
+      ++whole;
+    }
+    const std::uint64_t boundary =
+        whole == 0 ? log_header_size : st.records[whole - 1].offset + st.records[whole - 1].size;
+    const std::string what = describe("log", "truncated", length);
+    ++trials;
+    trial.run(
+        files, {},
+        [&](store& s) {
+          ASSERT_GE(length, log_header_size) << what << ": a log without a header was accepted";
+          EXPECT_FALSE(s.opened().snapshot_used) << what;
+          EXPECT_EQ(s.opened().truncated_bytes, length - boundary) << what;
+          EXPECT_EQ(s.opened().dropped_records, 0u) << what;
+          expect_exactly(s, st, st.after(whole), {}, what);
+        },
+        [&](const std::exception& e) {
+          EXPECT_LT(length, log_header_size) << what << ": " << e.what();
+          EXPECT_NE(dynamic_cast<const corrupt_error*>(&e), nullptr) << what;
+        });
+  }
+  for (const std::uint64_t length :
+       positions(st.index.size(), ccf::kv::detail::snapshot_header_size + 8, 11)) {
+    const std::string what = describe("index", "truncated", length);
+    ++trials;
+    trial.run(
+        {{"log", st.log}, {"index", st.index.substr(0, length)}, {"LOCK", st.lock}}, {},
+        [&](store& s) {
+          EXPECT_FALSE(s.opened().snapshot_used) << what;
+          expect_exactly(s, st, final_state, {}, what);
+        },
+        [&](const std::exception& e) { ADD_FAILURE() << what << ": " << e.what(); });
+  }
+  trial.run(
+      {{"log", st.log}, {"index", st.index}, {"LOCK", ""}}, {},
+      [&](store& s) { expect_exactly(s, st, final_state, {}, "empty LOCK"); },
+      [&](const std::exception& e) { ADD_FAILURE() << "empty LOCK: " << e.what(); });
+  trial.run(
+      {{"log", st.log}, {"LOCK", st.lock}}, {},
+      [&](store& s) { expect_exactly(s, st, final_state, {}, "no index"); },
+      [&](const std::exception& e) { ADD_FAILURE() << "no index: " << e.what(); });
+  std::printf("[ info ] %zu truncated stores\n", trials);
+}
+
+}  // namespace
