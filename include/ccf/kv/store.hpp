@@ -223,18 +223,22 @@ class store {
 
   template <class Found>
   bool lookup(std::string_view key, Found&& found) const {
-    thread_local std::string scratch, probe;
+    thread_local std::string scratch;
     std::shared_lock<detail_rwlock> readers(readers_);
     check_open();
     const detail::generation& g = *current_;
-    const std::uint64_t h = g.index->hash(key);
     // The log's end is read after the slot: the committer publishes a record's end before the
-    // slot that points to it, so the end read here covers every record a slot seen names.
-    const std::optional<std::uint64_t> at = g.index->find(h, key, [&](std::uint64_t offset) {
-      return g.log->record_at(offset, appended_.load(std::memory_order_acquire), probe).key;
+    // slot that points to it, so the end read here covers every record a slot seen names. The
+    // record whose key matches is kept (find stops there), so it is read and checked once.
+    std::optional<detail::record_view> hit;
+    g.index->find(g.index->hash(key), key, [&](std::uint64_t offset) {
+      const detail::record_view r =
+          g.log->record_at(offset, appended_.load(std::memory_order_acquire), scratch);
+      if (r.key == key) hit = r;
+      return r.key;
     });
-    if (!at) return false;
-    found(g.log->record_at(*at, appended_.load(std::memory_order_acquire), scratch).value);
+    if (!hit) return false;
+    found(hit->value);
     return true;
   }
 
