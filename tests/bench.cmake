@@ -23,6 +23,8 @@ set_tests_properties(bench_eval_smoke PROPERTIES LABELS bench TIMEOUT 300)
 
 add_test(NAME bench_engine_targets_smoke COMMAND ccf_engine_targets --quick --threads 2)
 set_tests_properties(bench_engine_targets_smoke PROPERTIES LABELS bench TIMEOUT 300)
+add_test(NAME bench_growing_smoke COMMAND ccf_growing_bench --quick --threads 2)
+set_tests_properties(bench_growing_smoke PROPERTIES LABELS bench TIMEOUT 300)
 
 find_package(benchmark QUIET)
 if(benchmark_FOUND)

@@ -7,6 +7,7 @@
 #include "ccf/config.hpp"
 #include "ccf/cuckoo_filter.hpp"
 #include "ccf/filter_file.hpp"
+#include "ccf/growing_cuckoo_filter.hpp"
 #include "ccf/hash.hpp"
 #include "ccf/lockfree_cuckoo_filter.hpp"
 #include "ccf/params.hpp"

@@ -60,6 +60,8 @@ class concurrent_cuckoo_filter
 
  public:
   using lock_policy = LockPolicy;
+  static_assert(detail::is_filter_width(FingerprintBits),
+                "FingerprintBits must be 4, 8, 12, 16 or 32");
   using base::base;
 };
 

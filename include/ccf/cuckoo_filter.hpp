@@ -46,6 +46,8 @@ class cuckoo_filter
       Alternate>;
 
  public:
+  static_assert(detail::is_filter_width(FingerprintBits),
+                "FingerprintBits must be 4, 8, 12, 16 or 32");
   using base::base;
 };
 

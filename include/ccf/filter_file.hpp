@@ -25,7 +25,8 @@ namespace ccf {
 struct filter_file_info {
   unsigned fingerprint_bits = 0;
   unsigned slots_per_bucket = 0;
-  /// "global" or "chunked" (ccf::global_alternate, ccf::chunked_alternate).
+  /// "global" or "chunked" (ccf::global_alternate, ccf::chunked_alternate), or "growing" (a file
+  /// of ccf::growing_cuckoo_filter).
   std::string alternate;
   std::uint64_t num_buckets = 0;
   std::uint64_t chunks = 0;
@@ -43,7 +44,10 @@ inline filter_file_info info_of(const file_header& h) {
   i.fingerprint_bits = h.fingerprint_bits;
   i.slots_per_bucket = h.slots_per_bucket;
   i.alternate =
-      h.alternate == static_cast<std::uint32_t>(alternate_kind::global) ? "global" : "chunked";
+      h.alternate == static_cast<std::uint32_t>(alternate_kind::global)
+          ? "global"
+          : (h.alternate == static_cast<std::uint32_t>(alternate_kind::chunked) ? "chunked"
+                                                                                : "growing");
   i.num_buckets = h.num_buckets;
   i.chunks = h.chunks;
   i.seed = h.seed;

@@ -5,7 +5,9 @@
 // ccf's layouts — fingerprint bits 4, 8, 12, 16, 32 and buckets of 2, 4, 8 slots — and kinds:
 //   filter_kind::sequential  ccf::cuckoo_filter (one thread at a time),
 //   filter_kind::concurrent  ccf::concurrent_cuckoo_filter with striped locks,
-//   filter_kind::lockfree    ccf::lockfree_cuckoo_filter (layouts with bits x slots <= 48).
+//   filter_kind::lockfree    ccf::lockfree_cuckoo_filter (layouts with bits x slots <= 48),
+// or a growing filter (filter_config::growing_for_rate; ccf::growing_cuckoo_filter, or
+// ccf::concurrent_growing_cuckoo_filter for the concurrent kind), which never reports full.
 // It is what the ccf tool, the Python package and the Redis module use, so that a layout picked
 // from a target false-positive rate (filter_config::for_rate) or read from a file needs no
 // template instantiation of theirs. Files are those of the typed filters over std::string /
@@ -31,6 +33,7 @@
 #include "ccf/allocator.hpp"
 #include "ccf/concurrent_cuckoo_filter.hpp"
 #include "ccf/cuckoo_filter.hpp"
+#include "ccf/detail/runtime_model.hpp"
 #include "ccf/filter_file.hpp"
 #include "ccf/lockfree_cuckoo_filter.hpp"
 #include "ccf/params.hpp"
@@ -65,6 +68,26 @@ struct filter_config {
   filter_kind kind = filter_kind::sequential;
   std::uint64_t seed = default_seed;
   std::size_t max_kicks = 500;
+  /// A growing filter: capacity is its initial capacity, target_fpr its rate, kept for
+  /// max_doublings doublings (fingerprint_bits is then its slot width, slots_per_bucket 4).
+  bool growing = false;
+  double target_fpr = 0.0;
+  unsigned max_doublings = 16;
+
+  /// A growing filter for `initial_capacity` items before its first doubling, at `fpr`.
+  static filter_config growing_for_rate(std::size_t initial_capacity, double fpr,
+                                        filter_kind kind = filter_kind::sequential,
+                                        unsigned max_doublings = 16) {
+    filter_config c;
+    c.capacity = initial_capacity;
+    c.kind = kind;
+    c.growing = true;
+    c.target_fpr = fpr;
+    c.max_doublings = max_doublings;
+    c.fingerprint_bits = detail::growing_width(fpr, max_doublings);
+    c.slots_per_bucket = detail::growing_slots;
+    return c;
+  }
 
   /// The layout of least memory for `capacity` items at false-positive rate `fpr`
   /// (ccf::smallest_layout_for; for the lock-free kind, among the layouts it supports).
@@ -93,71 +116,6 @@ struct filter_config {
 };
 
 namespace detail {
-
-/// The runtime filter's view of a typed filter over std::string_view keys.
-class runtime_model {
- public:
-  virtual ~runtime_model() = default;
-  virtual std::uint64_t hash_of(std::string_view key) const noexcept = 0;
-  virtual bool insert_hash(std::uint64_t h) = 0;
-  virtual bool contains_hash(std::uint64_t h) const = 0;
-  virtual bool erase_hash(std::uint64_t h) = 0;
-  virtual std::size_t count_hash(std::uint64_t h) const = 0;
-  virtual std::size_t insert_many_hashes(std::span<const std::uint64_t> hashes) = 0;
-  virtual std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
-                                           std::span<bool> found) const = 0;
-  virtual bulk_result bulk_insert(std::span<const std::string_view> keys, unsigned threads,
-                                  bool skip_present) = 0;
-  virtual std::size_t size() const noexcept = 0;
-  virtual std::size_t capacity() const noexcept = 0;
-  virtual std::size_t num_buckets() const noexcept = 0;
-  virtual std::size_t size_in_bytes() const noexcept = 0;
-  virtual std::size_t chunks() const noexcept = 0;
-  virtual std::size_t max_kicks() const noexcept = 0;
-  virtual std::size_t relocations() const noexcept = 0;
-  virtual std::uint64_t seed() const noexcept = 0;
-  virtual void clear() = 0;
-  virtual void save(std::ostream& out) const = 0;
-  virtual std::vector<std::byte> to_bytes() const = 0;
-};
-
-template <class Filter>
-class runtime_model_of final : public runtime_model {
- public:
-  template <class... Args>
-  explicit runtime_model_of(Args&&... args) : f_(std::forward<Args>(args)...) {}
-
-  std::uint64_t hash_of(std::string_view key) const noexcept override { return f_.hash_of(key); }
-  bool insert_hash(std::uint64_t h) override { return f_.insert_hash(h); }
-  bool contains_hash(std::uint64_t h) const override { return f_.contains_hash(h); }
-  bool erase_hash(std::uint64_t h) override { return f_.erase_hash(h); }
-  std::size_t count_hash(std::uint64_t h) const override { return f_.count_hash(h); }
-  std::size_t insert_many_hashes(std::span<const std::uint64_t> hashes) override {
-    return f_.insert_many_hashes(hashes);
-  }
-  std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
-                                   std::span<bool> found) const override {
-    return f_.contains_many_hashes(hashes, found);
-  }
-  bulk_result bulk_insert(std::span<const std::string_view> keys, unsigned threads,
-                          bool skip_present) override {
-    return f_.bulk_insert(keys, threads, skip_present);
-  }
-  std::size_t size() const noexcept override { return f_.size(); }
-  std::size_t capacity() const noexcept override { return f_.capacity(); }
-  std::size_t num_buckets() const noexcept override { return f_.num_buckets(); }
-  std::size_t size_in_bytes() const noexcept override { return f_.size_in_bytes(); }
-  std::size_t chunks() const noexcept override { return f_.chunks(); }
-  std::size_t max_kicks() const noexcept override { return f_.max_kicks(); }
-  std::size_t relocations() const noexcept override { return f_.relocations(); }
-  std::uint64_t seed() const noexcept override { return f_.seed(); }
-  void clear() override { f_.clear(); }
-  void save(std::ostream& out) const override { f_.save(out); }
-  std::vector<std::byte> to_bytes() const override { return f_.to_bytes(); }
-
- private:
-  Filter f_;
-};
 
 /// Makes the runtime model of the (bits, slots, kind) filter type from `args`.
 template <class Allocator>
@@ -236,14 +194,17 @@ class basic_runtime_filter {
   /// have (or the lock-free kind does not support) and for capacity 0, std::length_error when the
   /// table would not fit in memory.
   explicit basic_runtime_filter(const filter_config& c, const Allocator& alloc = Allocator())
-      : impl_(factory::make(c.fingerprint_bits, c.slots_per_bucket, c.kind, c.capacity, c.seed,
-                            c.max_kicks, alloc)),
-        bits_(c.fingerprint_bits),
-        slots_(c.slots_per_bucket),
+      : impl_(c.growing ? make_growing(c, alloc)
+                        : factory::make(c.fingerprint_bits, c.slots_per_bucket, c.kind, c.capacity,
+                                        c.seed, c.max_kicks, alloc)),
+        bits_(c.growing ? detail::growing_width(c.target_fpr, c.max_doublings)
+                        : c.fingerprint_bits),
+        slots_(c.growing ? detail::growing_slots : c.slots_per_bucket),
         kind_(c.kind) {}
 
-  /// A filter saved by any ccf filter over string keys (or by runtime_filter), as `kind`.
-  /// Throws ccf::format_error as the typed filters do.
+  /// A filter saved by any ccf filter over string keys (or by runtime_filter), as `kind`; a
+  /// growing filter's file loads as a growing filter. Throws ccf::format_error as the typed
+  /// filters do.
   static basic_runtime_filter load(std::istream& in, filter_kind kind = filter_kind::sequential,
                                    const Allocator& alloc = Allocator()) {
     detail::filter_source src(in);
@@ -257,6 +218,11 @@ class basic_runtime_filter {
   }
 
   std::uint64_t hash_of(std::string_view key) const noexcept { return impl_->hash_of(key); }
+  /// hash_of(key) of any runtime filter with this seed, before there is a filter (to hash keys
+  /// while reading them, and size the filter after).
+  static std::uint64_t key_hash(std::string_view key, std::uint64_t seed) noexcept {
+    return ccf::hash<std::string_view>{}(key, ccf::key_seed(seed));
+  }
   bool insert(std::string_view key) { return impl_->insert_hash(hash_of(key)); }
   bool contains(std::string_view key) const { return impl_->contains_hash(hash_of(key)); }
   bool erase(std::string_view key) { return impl_->erase_hash(hash_of(key)); }
@@ -287,6 +253,12 @@ class basic_runtime_filter {
     if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
     return impl_->bulk_insert(keys, threads, skip_present);
   }
+  /// bulk_insert of keys given by their hashes (hash_of).
+  bulk_result bulk_insert_hashes(std::span<const std::uint64_t> hashes, unsigned threads = 0,
+                                 bool skip_present = false) {
+    if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+    return impl_->bulk_insert_hashes(hashes, threads, skip_present);
+  }
 
   std::size_t size() const noexcept { return impl_->size(); }
   bool empty() const noexcept { return size() == 0; }
@@ -301,13 +273,22 @@ class basic_runtime_filter {
   unsigned fingerprint_bits() const noexcept { return bits_; }
   unsigned slots_per_bucket() const noexcept { return slots_; }
   filter_kind kind() const noexcept { return kind_; }
+  /// Whether it is a growing filter, and how many times it doubled.
+  bool growing() const noexcept { return impl_->growing(); }
+  unsigned doublings() const noexcept { return impl_->doublings(); }
   double load_factor() const noexcept {
     return static_cast<double>(size()) / static_cast<double>(size_in_tags());
   }
-  /// The false-positive rate expected at the current load (ccf::expected_fpr).
-  double expected_fpr() const noexcept { return ccf::expected_fpr(bits_, slots_, load_factor()); }
-  /// The false-positive rate expected once the filter holds capacity() items.
-  double design_fpr() const noexcept {
+  /// The false-positive rate expected at the current load (ccf::expected_fpr; for a growing
+  /// filter, its bound at its current size).
+  double expected_fpr() const {
+    if (growing()) return impl_->fpr_bound();
+    return ccf::expected_fpr(bits_, slots_, load_factor());
+  }
+  /// The false-positive rate expected once the filter holds capacity() items (for a growing
+  /// filter, its bound at its current size).
+  double design_fpr() const {
+    if (growing()) return impl_->fpr_bound();
     return ccf::expected_fpr(bits_, slots_,
                              static_cast<double>(capacity()) / static_cast<double>(size_in_tags()));
   }
@@ -319,11 +300,59 @@ class basic_runtime_filter {
   using factory = detail::runtime_factory<Allocator>;
 
   basic_runtime_filter(detail::filter_source& src, filter_kind kind, const Allocator& alloc)
-      : impl_(factory::make(src.header.fingerprint_bits, src.header.slots_per_bucket, kind,
-                            std::move(src), alloc)),
+      : impl_(is_growing(src.header) ? load_growing(src, kind, alloc)
+                                     : load_static(src, kind, alloc)),
         bits_(src.header.fingerprint_bits),
         slots_(src.header.slots_per_bucket),
         kind_(kind) {}
+
+  /// A static filter's file: a layout ccf does not build is a bad file (format_error), not a bad
+  /// argument.
+  static std::unique_ptr<detail::runtime_model> load_static(detail::filter_source& src,
+                                                            filter_kind kind,
+                                                            const Allocator& alloc) {
+    const unsigned bits = src.header.fingerprint_bits, slots = src.header.slots_per_bucket;
+    const bool known_bits = bits == 4 || bits == 8 || bits == 12 || bits == 16 || bits == 32;
+    if (!known_bits || (slots != 2 && slots != 4 && slots != 8)) {
+      throw format_error("ccf: corrupt filter file (a layout of " + std::to_string(bits) +
+                         "-bit fingerprints x " + std::to_string(slots) +
+                         " slots, which ccf does not build)");
+    }
+    return factory::make(bits, slots, kind, std::move(src), alloc);
+  }
+  static bool is_growing(const detail::file_header& h) noexcept {
+    return h.alternate == static_cast<std::uint32_t>(detail::alternate_kind::growing);
+  }
+  static std::unique_ptr<detail::runtime_model> make_growing(const filter_config& c,
+                                                             const Allocator& alloc) {
+    growth_options o;
+    o.seed = c.seed;
+    o.max_doublings = c.max_doublings;
+    switch (c.kind) {
+      case filter_kind::sequential:
+        return std::make_unique<detail::growing_runtime_model<false, Allocator>>(
+            c.capacity, c.target_fpr, o, alloc);
+      case filter_kind::concurrent:
+        return std::make_unique<detail::growing_runtime_model<true, Allocator>>(
+            c.capacity, c.target_fpr, o, alloc);
+      case filter_kind::lockfree:
+        break;
+    }
+    throw std::invalid_argument("ccf: a growing filter is sequential or concurrent, not lockfree");
+  }
+  static std::unique_ptr<detail::runtime_model> load_growing(detail::filter_source& src,
+                                                             filter_kind kind,
+                                                             const Allocator& alloc) {
+    switch (kind) {
+      case filter_kind::sequential:
+        return std::make_unique<detail::growing_runtime_model<false, Allocator>>(src, 0U, alloc);
+      case filter_kind::concurrent:
+        return std::make_unique<detail::growing_runtime_model<true, Allocator>>(src, 0U, alloc);
+      case filter_kind::lockfree:
+        break;
+    }
+    throw std::invalid_argument("ccf: a growing filter is sequential or concurrent, not lockfree");
+  }
 
   std::vector<std::uint64_t> hashes_of(std::span<const std::string_view> keys) const {
     std::vector<std::uint64_t> h(keys.size());

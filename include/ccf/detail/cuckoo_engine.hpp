@@ -137,7 +137,8 @@ class cuckoo_engine {
   // ---- lookups ----
   CCF_FORCEINLINE bool contains(const position& p) const {
     return protocol_.probe(table_, p.i1, p.i2, [&](const bucket& b1, const bucket& b2) noexcept {
-      return Layout::has(b1, p.tag) | Layout::has(b2, p.tag);
+      // Both buckets, no branch between them (a hit is in either with like odds).
+      return int{Layout::has(b1, p.tag)} + int{Layout::has(b2, p.tag)} != 0;
     });
   }
   std::size_t count(const position& p) const {
@@ -178,9 +179,14 @@ class cuckoo_engine {
   }
   bool insert(const position& p) requires Layout::tag_only { return insert(p, p.tag); }
 
-  /// Removes one occupied slot holding p.tag.
+  /// Removes one occupied slot holding p.tag (for layouts whose entries differ in how much they
+  /// say, the most specific one: Layout::erase_before).
   bool erase(const position& p) {
-    return remove_if(p, [](slot_type) { return true; });
+    if constexpr (requires { Layout::erase_before(slot_type{}, slot_type{}); }) {
+      return remove_most_specific(p);
+    } else {
+      return remove_if(p, [](slot_type) { return true; });
+    }
   }
   /// Removes the occupied slot holding exactly `v` (an item with a payload).
   bool erase_slot(const position& p, slot_type v) {
@@ -256,9 +262,14 @@ class cuckoo_engine {
     return insert_with(direct, p, v);
   }
   bool contains_direct(const position& p) const noexcept {
-    return Layout::has(table_.load(p.i1), p.tag) | Layout::has(table_.load(p.i2), p.tag);
+    return int{Layout::has(table_.load(p.i1), p.tag)} +
+               int{Layout::has(table_.load(p.i2), p.tag)} !=
+           0;
   }
   void add_to_size(std::ptrdiff_t d) noexcept { count_.add(d); }
+  /// Sets bucket i, which is empty, to b — for a caller that has the table to itself (the growing
+  /// filter's splits). The item count is not changed.
+  void fill_bucket(std::size_t i, const bucket& b) noexcept { table_.store(i, bucket{}, b); }
 
   // ---- the thesis's HashTable operations, synchronised by the protocol ----
   tag_type read_tag(std::size_t i, unsigned j) const requires Layout::tag_only {
@@ -417,6 +428,28 @@ class cuckoo_engine {
   bool remove_if(const position& p, Pred pred) {
     const bool removed = protocol_.update(table_, p.i1, p.i2, [&](bucket& b1, bucket& b2) {
       return remove_in(b1, p.tag, pred) || (p.i2 != p.i1 && remove_in(b2, p.tag, pred));
+    });
+    if (removed) count_.add(-1);
+    return removed;
+  }
+  bool remove_most_specific(const position& p) {
+    const bool removed = protocol_.update(table_, p.i1, p.i2, [&](bucket& b1, bucket& b2) {
+      bucket* best = nullptr;
+      unsigned best_slot = 0;
+      const std::array<bucket*, 2> both{&b1, &b2};
+      for (std::size_t k = 0; k < (p.i2 == p.i1 ? 1u : 2u); ++k) {
+        bucket* b = both[k];
+        for (unsigned j : Layout::match(*b, p.tag)) {
+          if (best == nullptr ||
+              Layout::erase_before(Layout::get(*b, j), Layout::get(*best, best_slot))) {
+            best = b;
+            best_slot = j;
+          }
+        }
+      }
+      if (best == nullptr) return false;
+      Layout::erase(*best, best_slot);
+      return true;
     });
     if (removed) count_.add(-1);
     return removed;

@@ -180,6 +180,13 @@ class basic_filter {
         engine_, keys.size(), [&](std::size_t k) { return hash_of(keys[k]); }, threads,
         skip_present);
   }
+  /// bulk_insert of keys given by their hashes (hash_of).
+  bulk_result bulk_insert_hashes(std::span<const std::uint64_t> hashes, unsigned threads,
+                                 bool skip_present) {
+    if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+    return detail::bulk_insert(
+        engine_, hashes.size(), [&](std::size_t k) { return hashes[k]; }, threads, skip_present);
+  }
 
   // ---- the thesis's HashTable API ----
   /// The two buckets and the tag of a key.

@@ -49,7 +49,7 @@ CCF_FORCEINLINE constexpr std::uint64_t range_reduce(std::uint64_t x, std::uint6
 }
 
 /// What a filter file records about the alternate function.
-enum class alternate_kind : std::uint32_t { global = 1, chunked = 2 };
+enum class alternate_kind : std::uint32_t { global = 1, chunked = 2, growing = 3 };
 
 /// A key's place: its two buckets and its tag.
 struct position {

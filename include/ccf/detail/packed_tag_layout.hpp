@@ -1,9 +1,10 @@
 // ccf — concurrent cuckoo filters.
 // detail/packed_tag_layout.hpp: the filters' slot layout — buckets of Slots bit-packed tags.
 //
-// A slot holds a tag of Bits bits; tag 0 marks an empty slot. A bucket is split into `chunks`
-// equal chunks of `tags_per_chunk` tags; a chunk is at most 64 bits and is what one SWAR
-// operation (tag_matching.hpp) examines:
+// A slot holds a tag of Bits bits (2 to 32; the filters offer 4, 8, 12, 16 and 32, the growing
+// filter's layout others); tag 0 marks an empty slot. A bucket is split into `chunks` equal chunks
+// of `tags_per_chunk` tags (the largest power of two of them that fits 64 bits, at most Slots); a
+// chunk is what one SWAR operation (tag_matching.hpp) examines:
 //
 //   bits  slots  tags/chunk  chunk bits  chunks     bits  slots  tags/chunk  chunk bits  chunks
 //    4    2/4/8    2/4/8      8/16/32      1         16   2/4/8    2/4/4     32/64/64    1/1/2
@@ -25,6 +26,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -35,17 +37,21 @@
 
 namespace ccf::detail {
 
+/// The fingerprint widths ccf's filters offer.
+constexpr bool is_filter_width(unsigned bits) noexcept {
+  return bits == 4 || bits == 8 || bits == 12 || bits == 16 || bits == 32;
+}
+
 template <unsigned Bits, unsigned Slots>
 struct packed_tag_layout {
-  static_assert(Bits == 4 || Bits == 8 || Bits == 12 || Bits == 16 || Bits == 32,
-                "FingerprintBits must be 4, 8, 12, 16 or 32");
+  static_assert(Bits >= 2 && Bits <= 32, "slots of 2 to 32 bits");
   static_assert(Slots == 2 || Slots == 4 || Slots == 8, "SlotsPerBucket must be 2, 4 or 8");
 
   static constexpr unsigned tag_bits = Bits;
   static constexpr unsigned slots = Slots;
   static constexpr bool versioned = false;
   static constexpr bool tag_only = true;  // a slot is its tag (the thesis's table API applies)
-  static constexpr unsigned max_tags_per_chunk = Bits == 32 ? 2 : (Bits >= 12 ? 4 : 8);
+  static constexpr unsigned max_tags_per_chunk = std::bit_floor(64u / Bits);
   static constexpr unsigned tags_per_chunk =
       Slots < max_tags_per_chunk ? Slots : max_tags_per_chunk;
   static constexpr unsigned chunks = Slots / tags_per_chunk;
@@ -131,12 +137,16 @@ struct packed_tag_layout {
   static CCF_FORCEINLINE slot_mask free(const bucket& b) noexcept { return match(b, 0); }
   static CCF_FORCEINLINE unsigned free_count(const bucket& b) noexcept { return count(b, 0); }
 
+  /// The chunk slot j is in (j < Slots; the mask only tells the compiler so: chunks is 1, 2 or 4).
+  static constexpr unsigned chunk_of(unsigned j) noexcept {
+    return (j / tags_per_chunk) & (chunks - 1);
+  }
   static CCF_FORCEINLINE slot_type get(const bucket& b, unsigned j) noexcept {
-    return static_cast<slot_type>(chunk_ops::get(b.chunk[j / tags_per_chunk], j % tags_per_chunk));
+    return static_cast<slot_type>(chunk_ops::get(b.chunk[chunk_of(j)], j % tags_per_chunk));
   }
   static CCF_FORCEINLINE void set(bucket& b, unsigned j, slot_type v) noexcept {
     const unsigned shift = (j % tags_per_chunk) * Bits;
-    std::uint64_t& c = b.chunk[j / tags_per_chunk];
+    std::uint64_t& c = b.chunk[chunk_of(j)];
     c = (c & ~(chunk_ops::lane_mask << shift)) | (static_cast<std::uint64_t>(v) << shift);
   }
   /// Empties slot j (after its item moved away, or when the item is erased).

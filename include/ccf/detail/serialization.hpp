@@ -8,7 +8,8 @@
 //        0     8  magic "CCFILTER"
 //        8     4  format version (2)
 //       12     4  fingerprint bits          16     4  slots per bucket
-//       20     4  alternate function: 1 global, 2 chunked (indexer.hpp)
+//       20     4  alternate function: 1 global, 2 chunked (indexer.hpp), 3 the growing filter's
+//                 (chunked, fingerprints that shorten as it grows: growing_cuckoo_filter.hpp)
 //       24     8  bucket count              32     8  seed
 //       40     8  max kicks                 48     8  capacity
 //       56     8  word count (must be what the buckets need)
@@ -132,9 +133,9 @@ inline file_header decode_header(const header_bytes& b) {
   h.word_count = get_le(&b[56], 8);
   h.hash_probe = get_le(&b[64], 8);
   h.chunks = get_le(&b[72], 8);
-  const bool shape_ok = (h.alternate == 1 || h.alternate == 2) && h.num_buckets != 0 &&
+  const bool shape_ok = (h.alternate >= 1 && h.alternate <= 3) && h.num_buckets != 0 &&
                         h.num_buckets < (std::uint64_t{1} << 50) && h.chunks != 0 &&
-                        h.num_buckets % h.chunks == 0 && (h.alternate == 2 || h.chunks == 1) &&
+                        h.num_buckets % h.chunks == 0 && (h.alternate != 1 || h.chunks == 1) &&
                         (h.chunks == 1 || (h.num_buckets / h.chunks) % 64 == 0) &&
                         h.word_count < (std::uint64_t{1} << 58) && h.capacity != 0;
   if (!shape_ok) {

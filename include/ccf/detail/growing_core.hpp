@@ -1,0 +1,464 @@
+// ccf — concurrent cuckoo filters.
+// detail/growing_core.hpp: a cuckoo table that doubles when it fills, without the keys — the core
+// of ccf::growing_cuckoo_filter and ccf::concurrent_growing_cuckoo_filter.
+//
+// Layout. One cuckoo engine (cuckoo_engine.hpp) over growing_tag_layout<W, 4>: W-bit slots holding
+// an 8-bit anchor and a variable-length fingerprint. The table is 2^k chunks of C buckets, and a
+// key's hash h gives:
+//   chunk        the top k bits of h
+//   fingerprint  the next W - 9 bits of h (what is stored; it shrinks as k grows, see below)
+//   offset       range(h2, C) and anchor = h2 mod 2^8, with h2 = mix64(h ^ salt), both fixed
+//   buckets      i1 = chunk * C + offset, i2 = alt(i1, anchor) inside the chunk (indexer.hpp)
+// so lookups probe two buckets, at any size.
+//
+// Growth, two phases.
+//  * While the table is one chunk smaller than max_chunk (2^15 buckets), the core keeps the
+//    hashes of its items (a hash multiset, 8 bytes and a node per item, on tables of at most 2^17
+//    slots) and doubles by building a table of twice the buckets from them: exact, as if the
+//    items had been inserted there. Erasing a key that was never inserted is refused here.
+//  * From one chunk of max_chunk buckets on, the table doubles by splitting every chunk in two,
+//    with no key and no hash: an entry in chunk c at offset o, slot j, goes to chunk 2c + b at the
+//    same offset and slot, b being its fingerprint's top bit, which the fingerprint gives up (the
+//    next key bit of the chunk number); its buckets are still i1 and alt(i1, anchor) of its key.
+//    Slots of the halves never collide (each gets a subset of the old bucket's slots), so a split
+//    is a pure copy; chunks split independently, so threads split them in parallel. An entry with
+//    no fingerprint bit left goes to both halves (a duplicate; a lookup finds it in either).
+//   The chunk size stays max_chunk: chunks of 2^17 slots keep loads of about 95 % at any size
+//   (smaller chunks, as a growth that splits from a small table would have, fill unevenly).
+//
+// The false-positive rate (docs/growing.md has the derivation). A query matches an entry when the
+// anchors agree and the entry's L fingerprint bits equal the query's: probability 2^-(8 + L). An
+// entry made after the table's d-th split has L = W - 9 - (splits since). When the filter grows by
+// inserts, half of its items are newer than the last split, a quarter one split older and so on,
+// so with D splits done the rate is at most
+//     eps(D) = 2 * 4 * load * 2^-(W-1) * (D + 2) / 2,
+// growing by one half of the base rate per split. plan_growth() picks the smallest W for which
+// eps(max_doublings) is within the target (W - 1 >= log2(8 * 0.95 * (max_doublings + 2) / 2 /
+// target)): the target holds for up to max_doublings splits (default 16) and then degrades
+// gently. Phase-one rebuilds make every entry new again.
+//
+// Concurrency (Concurrent = true). Operations on the current table use the engine's striped
+// protocol: lookups take no lock. Writers hold a sharded reader-writer lock for reading; growth
+// takes it for writing, so writers wait while the table doubles, while lookups go on, lock-free,
+// in the old table (unchanged while no writer runs, hence never missing an item). The new table
+// is published with one atomic store; the old one is freed once every lookup that may have seen
+// it has left (read_epochs.hpp: lookups never wait for that).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <unordered_set>
+#include <vector>
+
+#include "ccf/allocator.hpp"
+#include "ccf/config.hpp"
+#include "ccf/detail/cuckoo_engine.hpp"
+#include "ccf/detail/growing_tag_layout.hpp"
+#include "ccf/detail/indexer.hpp"
+#include "ccf/detail/item_counter.hpp"
+#include "ccf/detail/lock_protocol.hpp"
+#include "ccf/detail/null_locking.hpp"
+#include "ccf/detail/read_epochs.hpp"
+#include "ccf/detail/sharded_rwlock.hpp"
+#include "ccf/detail/striped_locking.hpp"
+#include "ccf/hash.hpp"
+
+namespace ccf::detail {
+
+/// The writers' gate of the single-threaded core: nothing to lock.
+struct null_gate {
+  void lock() noexcept {}
+  void unlock() noexcept {}
+  void lock_shared() noexcept {}
+  void unlock_shared() noexcept {}
+};
+
+inline constexpr unsigned growing_slots = 4;
+inline constexpr double growing_load = 0.95;
+inline constexpr std::size_t growing_max_kicks = 500;
+/// Buckets of a chunk once the table splits (2^17 slots).
+inline constexpr std::size_t growing_chunk = std::size_t{1} << 15;
+
+/// The false-positive bound of a growing filter with W-bit slots after `splits` splits, at
+/// growing_load.
+inline double growing_fpr_bound(unsigned width, unsigned splits) noexcept {
+  return 2.0 * growing_slots * growing_load * std::ldexp(1.0, -static_cast<int>(width - 1)) *
+         (splits + 2.0) / 2.0;
+}
+
+/// The slot width (even, 12 to 32) that keeps the rate within `target` for `max_doublings`
+/// splits. Throws std::invalid_argument when no width does.
+inline unsigned growing_width(double target, unsigned max_doublings) {
+  if (!(target > 0.0 && target < 1.0)) {
+    throw std::invalid_argument("ccf: the target false-positive rate must be in (0, 1)");
+  }
+  for (unsigned w = 12; w <= 32; w += 2) {
+    if (growing_fpr_bound(w, max_doublings) <= target) return w;
+  }
+  throw std::invalid_argument("ccf: a growing filter reaches a false-positive rate of at best " +
+                              std::to_string(growing_fpr_bound(32, max_doublings)) + " for " +
+                              std::to_string(max_doublings) + " doublings");
+}
+
+template <unsigned W, bool Concurrent, class Allocator = table_allocator<std::uint64_t>>
+class growing_core {
+ public:
+  using layout = growing_tag_layout<W, growing_slots>;
+  using protocol =
+      std::conditional_t<Concurrent, lock_protocol<striped_locking>, lock_protocol<null_locking>>;
+  using engine_type = cuckoo_engine<layout, protocol, Allocator>;
+  using indexer_type = typename engine_type::indexer_type;
+  using counter_type = std::conditional_t<Concurrent, sharded_counter, plain_counter>;
+  static constexpr unsigned fingerprint_bits = layout::fingerprint_bits;
+
+  /// The table of one size.
+  struct state {
+    std::unique_ptr<engine_type> table;
+    unsigned k = 0;  // 2^k chunks
+    std::size_t chunk_size() const noexcept { return table->indexer().chunk_size(); }
+    std::size_t slots() const noexcept { return table->size_in_tags(); }
+  };
+
+  growing_core(std::size_t initial_capacity, unsigned threads, const Allocator& alloc = Allocator())
+      : threads_(threads), alloc_(alloc), hashes_(hash_allocator(alloc)) {
+    if (initial_capacity == 0) throw std::invalid_argument("ccf: capacity must be at least 1");
+    const std::size_t buckets = std::max<std::size_t>(
+        64, static_cast<std::size_t>(
+                std::ceil(static_cast<double>(initial_capacity) / (growing_slots * growing_load))));
+    if (buckets > growing_chunk) {
+      // Start splitting at once: 2^k chunks of growing_chunk buckets.
+      unsigned k = 0;
+      while ((growing_chunk << k) < buckets)
+        ++k;
+      publish(make_state(k, growing_chunk));
+    } else {
+      publish(make_state(0, buckets));
+      keeps_hashes_ = true;
+    }
+  }
+
+  // ---- operations on hashes ----
+  /// Inserts h, doubling the table when it is full. False only when h's two buckets hold nothing
+  /// but entries no doubling separates from h (after more than 2 x 4 inserts of one item, or of
+  /// items whose anchor and stored fingerprint agree once the table splits): nothing changes then.
+  bool insert(std::uint64_t h) {
+    for (;;) {
+      const state* s = nullptr;
+      bool inserted = false, full = false;
+      {
+        std::shared_lock<writer_gate> writing(writers_);
+        s = current_.load(std::memory_order_acquire);
+        const position p = locate(*s, h);
+        inserted = s->table->insert(p, p.tag);
+        if (inserted) {
+          items_.add(1);
+          if (keeps_hashes_) remember(h);
+        } else if (only_copies_of(*s, p, h)) {
+          return false;
+        }
+        full = !inserted || s->table->size() >= static_cast<std::size_t>(
+                                                    growing_load * static_cast<double>(s->slots()));
+      }
+      if (full) grow(s);
+      if (inserted) return true;
+    }
+  }
+  bool contains(std::uint64_t h) const {
+    [[maybe_unused]] auto reading = read_guard();
+    const state& s = *current_.load(std::memory_order_acquire);
+    return s.table->contains(locate(s, h));
+  }
+  std::size_t count(std::uint64_t h) const {
+    [[maybe_unused]] auto reading = read_guard();
+    const state& s = *current_.load(std::memory_order_acquire);
+    return s.table->count(locate(s, h));
+  }
+  bool erase(std::uint64_t h) {
+    std::shared_lock<writer_gate> writing(writers_);
+    const state& s = *current_.load(std::memory_order_acquire);
+    if (keeps_hashes_ && !forget(h)) return false;  // never inserted: refused
+    if (!s.table->erase(locate(s, h))) return false;
+    items_.add(-1);
+    return true;
+  }
+
+  /// Removes every item; the table keeps its size.
+  void clear() {
+    std::unique_lock<writer_gate> paused(writers_);
+    current_.load(std::memory_order_acquire)->table->clear();
+    {
+      std::lock_guard<std::mutex> lk(hashes_mutex_);
+      hashes_.clear();
+    }
+    items_.reset();
+  }
+
+  // ---- sizes ----
+  std::size_t size() const noexcept { return items_.get(); }
+  std::size_t num_buckets() const {
+    return with_state([](const state& s) { return s.table->num_buckets(); });
+  }
+  std::size_t size_in_tags() const {
+    return with_state([](const state& s) { return s.slots(); });
+  }
+  std::size_t size_in_bytes() const {
+    return with_state([](const state& s) { return s.table->size_in_bytes(); });
+  }
+  std::size_t chunks() const {
+    return with_state([](const state& s) { return std::size_t{1} << s.k; });
+  }
+  /// Items the table takes before it doubles.
+  std::size_t capacity() const {
+    return static_cast<std::size_t>(growing_load * static_cast<double>(size_in_tags()));
+  }
+  /// Times the table doubled (each a rebuild or a split).
+  unsigned doublings() const noexcept { return doublings_.load(std::memory_order_relaxed); }
+  /// Splits that made the current table (the k of its 2^k chunks).
+  unsigned splits() const {
+    return with_state([](const state& s) { return s.k; });
+  }
+  bool keeps_hashes() const {
+    return with_state([this](const state&) { return keeps_hashes_.load(); });
+  }
+
+  /// f(the table as it is now), while no growth can free it.
+  template <class F>
+  auto with_state(F&& f) const {
+    [[maybe_unused]] auto reading = read_guard();
+    return f(*current_.load(std::memory_order_acquire));
+  }
+  /// The hashes kept while the table is one small chunk (saving), in increasing order.
+  template <class F>
+  void for_each_hash(F&& f) const {
+    std::vector<std::uint64_t> hashes;
+    {
+      std::lock_guard<std::mutex> lk(hashes_mutex_);
+      hashes = sorted_hashes();
+    }
+    for (std::uint64_t h : hashes)
+      f(h);
+  }
+  /// Replaces the table (loading a file) with 2^k chunks of `chunk` buckets read from `words`;
+  /// returns the entries it holds.
+  template <class Source>
+  std::size_t load_table(unsigned k, std::size_t chunk, Source& words) {
+    auto s = make_state(k, chunk);
+    const std::size_t entries = s->table->load_canonical(words);
+    publish(std::move(s));
+    return entries;
+  }
+  /// What the loaded table holds: items, and the hashes kept while it is one small chunk.
+  void set_contents(std::size_t items, unsigned doublings, bool keeps_hashes,
+                    const std::vector<std::uint64_t>& hashes) {
+    doublings_.store(doublings, std::memory_order_relaxed);
+    keeps_hashes_.store(keeps_hashes);
+    hashes_.clear();
+    hashes_.insert(hashes.begin(), hashes.end());
+    items_.reset();
+    items_.add(static_cast<std::ptrdiff_t>(items));
+  }
+  /// The writers' lock, for a consistent save (shared: stops growth, not lookups).
+  template <class F>
+  auto with_writers_paused(F&& f) const {
+    std::unique_lock<writer_gate> paused(writers_);
+    return f();
+  }
+
+  /// {i1, i2, query} of hash h in table s.
+  static position locate(const state& s, std::uint64_t h) noexcept {
+    const std::size_t c = s.chunk_size();
+    const std::size_t chunk = s.k == 0 ? 0 : static_cast<std::size_t>(h >> (64 - s.k));
+    const std::uint64_t fingerprint = (h << s.k) >> (64 - fingerprint_bits);
+    const std::uint64_t h2 = mix64(h ^ 0x6a09e667f3bcc909ULL);
+    const std::size_t base = chunk * c;
+    const std::size_t i1 = base + static_cast<std::size_t>(range_reduce(h2, c));
+    const auto query = layout::make(fingerprint, h2);
+    return {i1, s.table->indexer().alt_in(base, i1, layout::tag_of(query)), query};
+  }
+
+ private:
+  using writer_gate = std::conditional_t<Concurrent, sharded_rwlock, null_gate>;
+
+  using hash_allocator =
+      typename std::allocator_traits<Allocator>::template rebind_alloc<std::uint64_t>;
+  using hash_set = std::unordered_multiset<std::uint64_t, std::hash<std::uint64_t>,
+                                           std::equal_to<std::uint64_t>, hash_allocator>;
+
+  std::unique_ptr<state> make_state(unsigned k, std::size_t chunk) const {
+    auto s = std::make_unique<state>();
+    s->k = k;
+    s->table = std::make_unique<engine_type>(
+        indexer_type(std::size_t{1} << k, chunk),
+        static_cast<std::size_t>(growing_load * static_cast<double>(chunk << k) * growing_slots),
+        growing_max_kicks, alloc_);
+    return s;
+  }
+  void publish(std::unique_ptr<state> s) {
+    current_.store(s.get(), std::memory_order_release);
+    owned_ = std::move(s);
+  }
+  auto read_guard() const {
+    if constexpr (Concurrent) {
+      return read_epochs::guard(epochs_);
+    } else {
+      return 0;
+    }
+  }
+  void remember(std::uint64_t h) {
+    std::lock_guard<std::mutex> lk(hashes_mutex_);
+    hashes_.insert(h);
+  }
+  bool forget(std::uint64_t h) {
+    std::lock_guard<std::mutex> lk(hashes_mutex_);
+    const auto it = hashes_.find(h);
+    if (it == hashes_.end()) return false;
+    hashes_.erase(it);
+    return true;
+  }
+
+  /// Whether both buckets of p are full of entries matching p's query: copies of one item (or
+  /// entries it matches), which every doubling would send to the same two buckets again.
+  /// Whether no doubling can make room for h: its buckets are full of entries that will follow
+  /// it wherever it goes. A split moves an entry by its stored bits, so entries that match h's
+  /// now match it in every split table; a rebuild places by the kept hashes, so only copies of h
+  /// itself stay together.
+  bool only_copies_of(const state& s, const position& p, std::uint64_t h) {
+    const std::size_t room = (p.i1 == p.i2 ? 1u : 2u) * growing_slots;
+    if (s.table->count(p) < room) return false;
+    if (!keeps_hashes_) return true;
+    std::lock_guard<std::mutex> lk(hashes_mutex_);
+    return hashes_.count(h) >= room;
+  }
+
+  /// Doubles the table `seen` (unless another thread already did).
+  void grow(const state* seen) {
+    std::lock_guard<std::mutex> one_growth(growth_mutex_);
+    std::unique_ptr<state> old;
+    {
+      std::unique_lock<writer_gate> paused(writers_);
+      if (current_.load(std::memory_order_acquire) != seen) return;
+      std::unique_ptr<state> next = keeps_hashes_ ? rebuilt(*seen) : split(*seen);
+      old = std::move(owned_);
+      publish(std::move(next));
+      doublings_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if constexpr (Concurrent) epochs_.synchronize();  // no lookup still reads `old`
+  }
+
+  /// Phase one: a table of twice the buckets (one chunk, or two chunks of growing_chunk) built
+  /// from the hashes kept.
+  std::unique_ptr<state> rebuilt(const state& s) {
+    for (std::size_t buckets = s.table->num_buckets() * 2;; buckets *= 2) {
+      // One chunk while it is small enough, then 2^k chunks of growing_chunk buckets.
+      unsigned k = 0;
+      while ((growing_chunk << k) < buckets)
+        ++k;
+      const std::size_t chunk = k == 0 ? buckets : growing_chunk;
+      auto next = make_state(k, chunk);
+      bool fits = true;
+      // In increasing order, not the hash set's: a filter and a copy loaded from its file must
+      // build the same table (replicas stay byte for byte the same).
+      for (std::uint64_t h : sorted_hashes()) {
+        const position p = locate(*next, h);
+        if (!next->table->insert_direct(p, p.tag)) {
+          fits = false;
+          break;
+        }
+      }
+      if (fits) {
+        next->table->add_to_size(static_cast<std::ptrdiff_t>(hashes_.size()));
+        if (k != 0) {
+          keeps_hashes_ = false;
+          hashes_.clear();
+        }
+        return next;
+      }
+      if (k > 2) throw std::length_error("ccf: the growing filter could not place its items");
+    }
+  }
+
+  std::vector<std::uint64_t> sorted_hashes() const {
+    std::vector<std::uint64_t> v(hashes_.begin(), hashes_.end());
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+
+  /// Phase two: every chunk split in two (threads split chunks independently).
+  std::unique_ptr<state> split(const state& s) {
+    if (s.k >= 40) throw std::length_error("ccf: the growing filter cannot grow further");
+    auto next = make_state(s.k + 1, s.chunk_size());
+    const std::size_t chunks = std::size_t{1} << s.k;
+    const std::size_t threads =
+        std::clamp<std::size_t>(threads_ == 0 ? std::thread::hardware_concurrency() : threads_, 1,
+                                std::max<std::size_t>(1, s.table->num_buckets() >> 16));
+    std::atomic<std::size_t> next_chunk{0}, entries{0};
+    auto work = [&] {
+      std::size_t placed = 0;
+      for (std::size_t c; (c = next_chunk.fetch_add(1)) < chunks;)
+        placed += split_chunk(s, *next, c);
+      entries.fetch_add(placed);
+    };
+    {
+      std::vector<std::jthread> pool;
+      for (std::size_t t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+      work();
+    }
+    next->table->add_to_size(static_cast<std::ptrdiff_t>(entries.load()));
+    return next;
+  }
+
+  /// Copies chunk c of s into chunks 2c and 2c + 1 of next; returns the entries written.
+  static std::size_t split_chunk(const state& s, state& next, std::size_t c) {
+    using bucket = typename layout::bucket;
+    const std::size_t size = s.chunk_size();
+    std::size_t placed = 0;
+    for (std::size_t o = 0; o < size; ++o) {
+      const bucket from = s.table->table().load(c * size + o);
+      bucket half[2]{};
+      for (unsigned j = 0; j < growing_slots; ++j) {
+        const auto v = layout::get(from, j);
+        if (v == 0) continue;
+        unsigned bit = 0;
+        bool both = false;
+        const auto moved = layout::split(v, bit, both);
+        for (unsigned b = 0; b < 2; ++b) {
+          if (both || b == bit) {
+            layout::set(half[b], j, moved);
+            ++placed;
+          }
+        }
+      }
+      for (unsigned b = 0; b < 2; ++b) {
+        if (!(half[b] == bucket{})) next.table->fill_bucket((2 * c + b) * size + o, half[b]);
+      }
+    }
+    return placed;
+  }
+
+  unsigned threads_;
+  Allocator alloc_;
+  std::unique_ptr<state> owned_;
+  std::atomic<const state*> current_{nullptr};
+  counter_type items_;
+  std::atomic<unsigned> doublings_{0};
+  std::atomic<bool> keeps_hashes_{false};
+  hash_set hashes_;
+  mutable std::mutex hashes_mutex_;
+  mutable writer_gate writers_;
+  mutable read_epochs epochs_;
+  std::mutex growth_mutex_;
+};
+
+}  // namespace ccf::detail

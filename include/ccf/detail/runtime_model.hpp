@@ -1,0 +1,118 @@
+// ccf — concurrent cuckoo filters.
+// detail/runtime_model.hpp: the virtual interface behind ccf::runtime_filter, and its two
+// implementations: over a typed static filter, and over a growing filter (both with
+// std::string_view keys).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ccf/detail/batch_ops.hpp"
+#include "ccf/growing_cuckoo_filter.hpp"
+#include "ccf/hash.hpp"
+
+namespace ccf::detail {
+
+/// What ccf::runtime_filter asks of a filter over std::string_view keys.
+class runtime_model {
+ public:
+  virtual ~runtime_model() = default;
+  virtual std::uint64_t hash_of(std::string_view key) const noexcept = 0;
+  virtual bool insert_hash(std::uint64_t h) = 0;
+  virtual bool contains_hash(std::uint64_t h) const = 0;
+  virtual bool erase_hash(std::uint64_t h) = 0;
+  virtual std::size_t count_hash(std::uint64_t h) const = 0;
+  virtual std::size_t insert_many_hashes(std::span<const std::uint64_t> hashes) = 0;
+  virtual std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
+                                           std::span<bool> found) const = 0;
+  virtual bulk_result bulk_insert(std::span<const std::string_view> keys, unsigned threads,
+                                  bool skip_present) = 0;
+  virtual bulk_result bulk_insert_hashes(std::span<const std::uint64_t> hashes, unsigned threads,
+                                         bool skip_present) = 0;
+  virtual std::size_t size() const noexcept = 0;
+  virtual std::size_t capacity() const noexcept = 0;
+  virtual std::size_t num_buckets() const noexcept = 0;
+  virtual std::size_t size_in_bytes() const noexcept = 0;
+  virtual std::size_t chunks() const noexcept = 0;
+  virtual std::size_t max_kicks() const noexcept = 0;
+  virtual std::size_t relocations() const noexcept = 0;
+  virtual std::uint64_t seed() const noexcept = 0;
+  virtual void clear() = 0;
+  virtual void save(std::ostream& out) const = 0;
+  virtual std::vector<std::byte> to_bytes() const = 0;
+  // Growing filters only.
+  virtual bool growing() const noexcept { return false; }
+  virtual unsigned doublings() const noexcept { return 0; }
+  virtual double fpr_bound() const { return 0.0; }
+};
+
+/// runtime_model over a filter object: every operation forwarded to it.
+template <class Filter>
+class forwarding_model : public runtime_model {
+ public:
+  template <class... Args>
+  explicit forwarding_model(Args&&... args) : f_(std::forward<Args>(args)...) {}
+
+  std::uint64_t hash_of(std::string_view key) const noexcept override { return f_.hash_of(key); }
+  bool insert_hash(std::uint64_t h) override { return f_.insert_hash(h); }
+  bool contains_hash(std::uint64_t h) const override { return f_.contains_hash(h); }
+  bool erase_hash(std::uint64_t h) override { return f_.erase_hash(h); }
+  std::size_t count_hash(std::uint64_t h) const override { return f_.count_hash(h); }
+  std::size_t insert_many_hashes(std::span<const std::uint64_t> hashes) override {
+    return f_.insert_many_hashes(hashes);
+  }
+  std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
+                                   std::span<bool> found) const override {
+    return f_.contains_many_hashes(hashes, found);
+  }
+  bulk_result bulk_insert(std::span<const std::string_view> keys, unsigned threads,
+                          bool skip_present) override {
+    return f_.bulk_insert(keys, threads, skip_present);
+  }
+  bulk_result bulk_insert_hashes(std::span<const std::uint64_t> hashes, unsigned threads,
+                                 bool skip_present) override {
+    return f_.bulk_insert_hashes(hashes, threads, skip_present);
+  }
+  std::size_t size() const noexcept override { return f_.size(); }
+  std::size_t capacity() const noexcept override { return f_.capacity(); }
+  std::size_t num_buckets() const noexcept override { return f_.num_buckets(); }
+  std::size_t size_in_bytes() const noexcept override { return f_.size_in_bytes(); }
+  std::size_t chunks() const noexcept override { return f_.chunks(); }
+  std::uint64_t seed() const noexcept override { return f_.seed(); }
+  void clear() override { f_.clear(); }
+  void save(std::ostream& out) const override { f_.save(out); }
+  std::vector<std::byte> to_bytes() const override { return f_.to_bytes(); }
+
+ protected:
+  Filter f_;
+};
+
+/// The runtime filter's view of a typed (static) filter.
+template <class Filter>
+class runtime_model_of final : public forwarding_model<Filter> {
+ public:
+  using forwarding_model<Filter>::forwarding_model;
+  std::size_t max_kicks() const noexcept override { return this->f_.max_kicks(); }
+  std::size_t relocations() const noexcept override { return this->f_.relocations(); }
+};
+
+/// The runtime filter's view of a growing filter over std::string_view keys.
+template <bool Concurrent, class Allocator>
+class growing_runtime_model final
+    : public forwarding_model<basic_growing_filter<std::string_view, ccf::hash<std::string_view>,
+                                                   Concurrent, Allocator>> {
+ public:
+  using growing_runtime_model::forwarding_model::forwarding_model;
+  std::size_t max_kicks() const noexcept override { return growing_max_kicks; }
+  std::size_t relocations() const noexcept override { return 0; }
+  bool growing() const noexcept override { return true; }
+  unsigned doublings() const noexcept override { return this->f_.doublings(); }
+  double fpr_bound() const override { return this->f_.fpr_bound(); }
+};
+
+}  // namespace ccf::detail

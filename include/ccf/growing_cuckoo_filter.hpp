@@ -1,0 +1,453 @@
+// ccf — concurrent cuckoo filters.
+// growing_cuckoo_filter.hpp: cuckoo filters that grow as items come, keeping their
+// false-positive rate.
+//
+// ccf::growing_cuckoo_filter<Key, Hash> (one thread at a time) and
+// ccf::concurrent_growing_cuckoo_filter<Key, Hash> (any number of threads) are constructed as
+// (initial_capacity, target_fpr) and double their table whenever it is full — as many times as
+// needed, with no key kept:
+//   - a lookup probes two buckets at any size (not a pair per level, as chained sub-filters do);
+//   - the false-positive rate stays within the target for growth_options::max_doublings splits
+//     (default 16: from one chunk of 2^15 buckets to 2^31), and degrades gently after that;
+//   - bits per item, at the load where the table doubles (95 %), are those of a static filter for
+//     the same rate plus about 1 to 5 (the slot is 12 to 32 bits: docs/growing.md has the table);
+//   - a doubling copies each entry once (a chunk split, in parallel on large tables), so inserts
+//     cost about what a static filter's do, amortised;
+//   - in the concurrent filter, lookups go on, lock-free, while the table doubles, and never miss
+//     an item; writers wait for the doubling.
+// The design and the bound are in detail/growing_core.hpp and docs/growing.md. Items: any Key with
+// a ccf::hash; erase only what was inserted (while the table is small, erasing a key that was
+// never inserted is refused). Files: save() / to_bytes() and the loading constructors, in the
+// format of the other filters (detail/serialization.hpp) with the growing filter's own
+// alternate-function code, so a growing filter's file never loads as a static filter or back.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <istream>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ccf/allocator.hpp"
+#include "ccf/detail/batch_ops.hpp"
+#include "ccf/detail/canonical_table.hpp"
+#include "ccf/detail/growing_core.hpp"
+#include "ccf/detail/serialization.hpp"
+#include "ccf/hash.hpp"
+
+namespace ccf {
+
+struct growth_options {
+  std::uint64_t seed = default_seed;
+  /// Splits the false-positive target is kept for (it degrades gently after).
+  unsigned max_doublings = 16;
+  /// Threads that split a large table (0: every hardware thread).
+  unsigned threads = 0;
+};
+
+namespace detail {
+
+/// A growing core of any slot width, seen through its hashes.
+class growing_model {
+ public:
+  virtual ~growing_model() = default;
+  virtual bool insert(std::uint64_t h) = 0;
+  virtual bool contains(std::uint64_t h) const = 0;
+  virtual bool erase(std::uint64_t h) = 0;
+  virtual std::size_t count(std::uint64_t h) const = 0;
+  virtual std::size_t size() const noexcept = 0;
+  virtual std::size_t capacity() const = 0;
+  virtual std::size_t num_buckets() const = 0;
+  virtual std::size_t size_in_tags() const = 0;
+  virtual std::size_t size_in_bytes() const = 0;
+  virtual std::size_t chunks() const = 0;
+  virtual unsigned doublings() const noexcept = 0;
+  virtual unsigned splits() const = 0;
+  virtual void clear() = 0;
+  /// Saving, with writers paused: start(header with the table's fields, whether hashes are kept,
+  /// how many), then word() for every table word and kept hash; returns the item count.
+  using save_start = std::function<void(file_header&, bool, std::size_t)>;
+  virtual std::size_t save(const save_start& start,
+                           const std::function<void(std::uint64_t)>& word) const = 0;
+  /// Loading: the words the table of header h takes; then the table; then what it holds.
+  virtual std::size_t table_words(const file_header& h) const = 0;
+  virtual std::size_t load_table(const file_header& h, word_reader& words) = 0;
+  virtual void set_contents(std::size_t items, unsigned doublings, bool keeps_hashes,
+                            const std::vector<std::uint64_t>& hashes) = 0;
+};
+
+template <unsigned W, bool Concurrent, class Allocator>
+class growing_model_of final : public growing_model {
+ public:
+  using core_type = growing_core<W, Concurrent, Allocator>;
+  growing_model_of(std::size_t capacity, unsigned threads, const Allocator& alloc)
+      : core_(capacity, threads, alloc) {}
+
+  bool insert(std::uint64_t h) override { return core_.insert(h); }
+  bool contains(std::uint64_t h) const override { return core_.contains(h); }
+  bool erase(std::uint64_t h) override { return core_.erase(h); }
+  std::size_t count(std::uint64_t h) const override { return core_.count(h); }
+  std::size_t size() const noexcept override { return core_.size(); }
+  std::size_t capacity() const override { return core_.capacity(); }
+  std::size_t num_buckets() const override { return core_.num_buckets(); }
+  std::size_t size_in_tags() const override { return core_.size_in_tags(); }
+  std::size_t size_in_bytes() const override { return core_.size_in_bytes(); }
+  std::size_t chunks() const override { return core_.chunks(); }
+  unsigned doublings() const noexcept override { return core_.doublings(); }
+  unsigned splits() const override { return core_.splits(); }
+
+  void clear() override { core_.clear(); }
+  std::size_t save(const save_start& start,
+                   const std::function<void(std::uint64_t)>& word) const override {
+    return core_.with_writers_paused([&] {
+      return core_.with_state([&](const typename core_type::state& s) {
+        file_header h;
+        h.num_buckets = s.table->num_buckets();
+        h.chunks = std::size_t{1} << s.k;
+        h.capacity = std::max<std::size_t>(1, core_.capacity());
+        h.word_count = canonical_table<typename core_type::layout>::words(h.num_buckets);
+        std::vector<std::uint64_t> hashes;
+        const bool keeps_hashes = core_.keeps_hashes();
+        if (keeps_hashes) core_.for_each_hash([&](std::uint64_t x) { hashes.push_back(x); });
+        start(h, keeps_hashes, hashes.size());
+        s.table->save_canonical(word);
+        for (std::uint64_t x : hashes)
+          word(x);
+        return core_.size();
+      });
+    });
+  }
+  std::size_t table_words(const file_header& h) const override {
+    return canonical_table<typename core_type::layout>::words(
+        static_cast<std::size_t>(h.num_buckets));
+  }
+  std::size_t load_table(const file_header& h, word_reader& words) override {
+    return core_.load_table(static_cast<unsigned>(std::countr_zero(h.chunks)),
+                            static_cast<std::size_t>(h.num_buckets / h.chunks), words);
+  }
+  void set_contents(std::size_t items, unsigned doublings, bool keeps_hashes,
+                    const std::vector<std::uint64_t>& hashes) override {
+    core_.set_contents(items, doublings, keeps_hashes, hashes);
+  }
+
+ private:
+  core_type core_;
+};
+
+template <bool Concurrent, class Allocator>
+std::unique_ptr<growing_model> make_growing_model(unsigned width, std::size_t capacity,
+                                                  unsigned threads, const Allocator& alloc) {
+  switch (width) {
+    case 12:
+      return std::make_unique<growing_model_of<12, Concurrent, Allocator>>(capacity, threads,
+                                                                           alloc);
+    case 14:
+      return std::make_unique<growing_model_of<14, Concurrent, Allocator>>(capacity, threads,
+                                                                           alloc);
+    case 16:
+      return std::make_unique<growing_model_of<16, Concurrent, Allocator>>(capacity, threads,
+                                                                           alloc);
+    case 18:
+      return std::make_unique<growing_model_of<18, Concurrent, Allocator>>(capacity, threads,
+                                                                           alloc);
+    case 20:
+      return std::make_unique<growing_model_of<20, Concurrent, Allocator>>(capacity, threads,
+                                                                           alloc);
+    case 22:
+      return std::make_unique<growing_model_of<22, Concurrent, Allocator>>(capacity, threads,
+                                                                           alloc);
+    case 24:
+      return std::make_unique<growing_model_of<24, Concurrent, Allocator>>(capacity, threads,
+                                                                           alloc);
+    case 26:
+      return std::make_unique<growing_model_of<26, Concurrent, Allocator>>(capacity, threads,
+                                                                           alloc);
+    case 28:
+      return std::make_unique<growing_model_of<28, Concurrent, Allocator>>(capacity, threads,
+                                                                           alloc);
+    case 30:
+      return std::make_unique<growing_model_of<30, Concurrent, Allocator>>(capacity, threads,
+                                                                           alloc);
+    case 32:
+      return std::make_unique<growing_model_of<32, Concurrent, Allocator>>(capacity, threads,
+                                                                           alloc);
+  }
+  throw std::invalid_argument("ccf: growing filters have slots of 12, 14, ..., 32 bits, not " +
+                              std::to_string(width));
+}
+
+/// The words a growing filter's file holds before its table: target rate, max doublings,
+/// doublings done, whether it keeps hashes, how many.
+inline constexpr std::size_t growing_prefix_words = 5;
+
+template <class Key, class Hash, bool Concurrent, class Allocator = table_allocator<std::uint64_t>>
+class basic_growing_filter {
+ public:
+  using key_type = Key;
+  using hasher = Hash;
+  using allocator_type = Allocator;
+
+  /// A filter for `initial_capacity` items before it first doubles, keeping false positives
+  /// within `target_fpr`. Throws std::invalid_argument for capacity 0 or a rate out of reach.
+  basic_growing_filter(std::size_t initial_capacity, double target_fpr,
+                       const growth_options& o = {}, const Allocator& alloc = Allocator())
+      : target_(target_fpr),
+        max_doublings_(o.max_doublings),
+        width_(growing_width(target_fpr, o.max_doublings)),
+        seed_(o.seed),
+        key_seed_(key_seed(o.seed)),
+        model_(make_growing_model<Concurrent>(width_, initial_capacity, o.threads, alloc)) {}
+
+  /// Loads a filter saved by save(); throws ccf::format_error like the other filters.
+  explicit basic_growing_filter(std::istream& in, unsigned threads = 0,
+                                const Allocator& alloc = Allocator())
+      : basic_growing_filter(filter_source(in), threads, alloc) {}
+  explicit basic_growing_filter(std::span<const std::byte> bytes, unsigned threads = 0,
+                                const Allocator& alloc = Allocator())
+      : basic_growing_filter(filter_source(bytes), threads, alloc) {}
+  /// Loads from a source whose header was read already (the runtime filter's loader).
+  basic_growing_filter(filter_source& src, unsigned threads, const Allocator& alloc = Allocator())
+      : basic_growing_filter(checked(src.header), src, threads, alloc) {}
+
+  std::uint64_t hash_of(const Key& key) const noexcept { return Hash{}(key, key_seed_); }
+  /// False, changing nothing, only when the key's two buckets hold nothing but entries no
+  /// doubling separates from it (its 8 earlier copies: docs/growing.md).
+  bool insert(const Key& key) { return model_->insert(hash_of(key)); }
+  bool contains(const Key& key) const { return model_->contains(hash_of(key)); }
+  bool erase(const Key& key) { return model_->erase(hash_of(key)); }
+  std::size_t count(const Key& key) const { return model_->count(hash_of(key)); }
+  bool insert_hash(std::uint64_t h) { return model_->insert(h); }
+  bool contains_hash(std::uint64_t h) const { return model_->contains(h); }
+  bool erase_hash(std::uint64_t h) { return model_->erase(h); }
+  std::size_t count_hash(std::uint64_t h) const { return model_->count(h); }
+
+  /// Inserts keys in order until one is refused (only an item inserted more than 8 times is);
+  /// returns how many were inserted: exactly keys[0, result).
+  std::size_t insert_many(std::span<const Key> keys) {
+    std::size_t i = 0;
+    while (i < keys.size() && insert(keys[i]))
+      ++i;
+    return i;
+  }
+  std::size_t insert_many_hashes(std::span<const std::uint64_t> hashes) {
+    std::size_t i = 0;
+    while (i < hashes.size() && model_->insert(hashes[i]))
+      ++i;
+    return i;
+  }
+  /// found[i] = contains(keys[i]); returns how many were found.
+  std::size_t contains_many(std::span<const Key> keys, std::span<bool> found) const {
+    check_output(keys.size(), found.size());
+    std::size_t hits = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      hits += (found[i] = contains(keys[i])) ? 1 : 0;
+    return hits;
+  }
+  std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
+                                   std::span<bool> found) const {
+    check_output(hashes.size(), found.size());
+    std::size_t hits = 0;
+    for (std::size_t i = 0; i < hashes.size(); ++i)
+      hits += (found[i] = model_->contains(hashes[i])) ? 1 : 0;
+    return hits;
+  }
+  /// Inserts `keys` (skipping those it already answers yes for, with skip_present); the
+  /// concurrent filter uses `threads` threads (0: all), the other one. Only an item inserted more
+  /// than 8 times is refused.
+  bulk_result bulk_insert(std::span<const Key> keys, unsigned threads = 0,
+                          bool skip_present = false) {
+    return bulk_insert_by(
+        keys.size(), [&](std::size_t i) { return hash_of(keys[i]); }, threads, skip_present);
+  }
+  bulk_result bulk_insert_hashes(std::span<const std::uint64_t> hashes, unsigned threads = 0,
+                                 bool skip_present = false) {
+    return bulk_insert_by(
+        hashes.size(), [&](std::size_t i) { return hashes[i]; }, threads, skip_present);
+  }
+
+  std::size_t size() const noexcept { return model_->size(); }
+  bool empty() const noexcept { return size() == 0; }
+  /// Items it takes before it next doubles.
+  std::size_t capacity() const { return model_->capacity(); }
+  std::size_t num_buckets() const { return model_->num_buckets(); }
+  std::size_t size_in_tags() const { return model_->size_in_tags(); }
+  std::size_t size_in_bytes() const { return model_->size_in_bytes(); }
+  /// Chunks of the table (1 while it is small, then 2^splits).
+  std::size_t chunks() const { return model_->chunks(); }
+  double load_factor() const {
+    return static_cast<double>(size()) / static_cast<double>(size_in_tags());
+  }
+  /// Times the table doubled so far.
+  unsigned doublings() const noexcept { return model_->doublings(); }
+  /// Bits of each slot (anchor and fingerprint).
+  unsigned fingerprint_bits() const noexcept { return width_; }
+  double target_fpr() const noexcept { return target_; }
+  unsigned max_doublings() const noexcept { return max_doublings_; }
+  /// The bound on the false-positive rate of the table as it is (docs/growing.md).
+  double fpr_bound() const { return growing_fpr_bound(width_, model_->splits()); }
+  std::uint64_t seed() const noexcept { return seed_; }
+
+  void clear() { model_->clear(); }
+
+  void save(std::ostream& out) const { write(stream_out{&out}); }
+  std::vector<std::byte> to_bytes() const {
+    std::vector<std::byte> bytes;
+    write(buffer_out{&bytes});
+    return bytes;
+  }
+
+ private:
+  basic_growing_filter(filter_source&& src, unsigned threads, const Allocator& alloc)
+      : basic_growing_filter(static_cast<filter_source&>(src), threads, alloc) {}
+  basic_growing_filter(const file_header& h, filter_source& src, unsigned threads,
+                       const Allocator& alloc)
+      : width_(h.fingerprint_bits),
+        seed_(h.seed),
+        key_seed_(key_seed(h.seed)),
+        model_(make_growing_model<Concurrent>(width_, 1, threads, alloc)) {
+    if (h.word_count < growing_prefix_words) {
+      throw format_error("ccf: corrupt growing filter file (" + std::to_string(h.word_count) +
+                         " words)");
+    }
+    word_reader words(src.body(), h);
+    target_ = std::bit_cast<double>(words());
+    const std::uint64_t max_doublings = words();
+    const std::uint64_t doublings = words();
+    const std::uint64_t keeps_hashes = words();
+    const std::uint64_t kept = words();
+    const std::uint64_t rest = h.word_count - growing_prefix_words;
+    max_doublings_ = static_cast<unsigned>(std::min<std::uint64_t>(max_doublings, 65));
+    if (!(target_ > 0.0 && target_ < 1.0) || max_doublings > 64 || doublings > 64 ||
+        keeps_hashes > 1 || (keeps_hashes == 0 && kept != 0) ||
+        (keeps_hashes != 0 && h.chunks != 1) || kept > rest ||
+        rest - kept != model_->table_words(h)) {
+      throw format_error("ccf: corrupt growing filter file (its parts do not fit together)");
+    }
+    const std::size_t entries = model_->load_table(h, words);
+    std::vector<std::uint64_t> hashes(static_cast<std::size_t>(kept));
+    for (std::uint64_t& x : hashes)
+      x = words();
+    const std::uint64_t items = words.finish();
+    if (items > entries || (keeps_hashes != 0 && items != kept)) {
+      throw format_error("ccf: corrupt growing filter file (it says " + std::to_string(items) +
+                         " items, its table holds " + std::to_string(entries) + " entries)");
+    }
+    model_->set_contents(static_cast<std::size_t>(items), static_cast<unsigned>(doublings),
+                         keeps_hashes != 0, hashes);
+  }
+
+  template <class HashAt>
+  bulk_result bulk_insert_by(std::size_t n, HashAt hash_at, unsigned threads, bool skip_present) {
+    if (!Concurrent || threads == 0) {
+      threads = Concurrent ? std::max(1U, std::thread::hardware_concurrency()) : 1;
+    }
+    const std::size_t workers = std::clamp<std::size_t>(threads, 1, n / 4096 + 1);
+    std::atomic<std::size_t> skipped{0}, refused{0};
+    std::vector<std::exception_ptr> failures(workers);
+    const auto run = [&](std::size_t t) {
+      std::size_t skips = 0, refusals = 0;
+      try {
+        for (std::size_t i = n * t / workers; i < n * (t + 1) / workers; ++i) {
+          const std::uint64_t h = hash_at(i);
+          if (skip_present && model_->contains(h)) {
+            ++skips;
+          } else if (!model_->insert(h)) {
+            ++refusals;
+          }
+        }
+      } catch (...) {
+        failures[t] = std::current_exception();
+      }
+      skipped.fetch_add(skips, std::memory_order_relaxed);
+      refused.fetch_add(refusals, std::memory_order_relaxed);
+    };
+    {
+      std::vector<std::jthread> pool;
+      for (std::size_t t = 1; t < workers; ++t)
+        pool.emplace_back(run, t);
+      run(0);
+    }
+    for (const std::exception_ptr& e : failures) {
+      if (e) std::rethrow_exception(e);
+    }
+    bulk_result r;
+    r.duplicates = skipped.load();
+    r.refused = refused.load();
+    r.inserted = n - r.duplicates - r.refused;
+    return r;
+  }
+
+  static void check_output(std::size_t keys, std::size_t found) {
+    if (found < keys) {
+      throw std::invalid_argument("ccf: contains_many needs an output span of at least " +
+                                  std::to_string(keys) + " elements");
+    }
+  }
+  static const file_header& checked(const file_header& h) {
+    if (h.alternate != static_cast<std::uint32_t>(alternate_kind::growing)) {
+      throw format_error("ccf: the file does not hold a growing filter");
+    }
+    if (h.slots_per_bucket != growing_slots || h.fingerprint_bits < 12 || h.fingerprint_bits > 32 ||
+        h.fingerprint_bits % 2 != 0 || !std::has_single_bit(h.chunks) ||
+        (h.chunks > 1 && h.num_buckets / h.chunks != growing_chunk)) {
+      throw format_error("ccf: corrupt growing filter file (layout " +
+                         std::to_string(h.fingerprint_bits) + " bits x " +
+                         std::to_string(h.slots_per_bucket) + " slots, " +
+                         std::to_string(h.chunks) + " chunks)");
+    }
+    if (h.hash_probe != hash_probe<Key, Hash>(key_seed(h.seed))) {
+      throw format_error("ccf: the file was written with another key type or hash function");
+    }
+    return h;
+  }
+
+  /// Streams the file: header, prefix words, table, hashes kept, trailer.
+  template <class Out>
+  void write(Out out) const {
+    std::optional<word_writer<Out>> writer;
+    const auto start = [&](file_header& h, bool keeps_hashes, std::size_t kept) {
+      h.fingerprint_bits = width_;
+      h.slots_per_bucket = growing_slots;
+      h.alternate = static_cast<std::uint32_t>(alternate_kind::growing);
+      h.seed = seed_;
+      h.max_kicks = growing_max_kicks;
+      h.hash_probe = hash_probe<Key, Hash>(key_seed_);
+      h.word_count += growing_prefix_words + kept;
+      writer.emplace(std::move(out), h);
+      (*writer)(std::bit_cast<std::uint64_t>(target_));
+      (*writer)(max_doublings_);
+      (*writer)(model_->doublings());
+      (*writer)(keeps_hashes ? 1 : 0);
+      (*writer)(kept);
+    };
+    const std::size_t items = model_->save(start, [&](std::uint64_t w) { (*writer)(w); });
+    writer->finish(items);
+  }
+
+  double target_ = 0;
+  unsigned max_doublings_ = 16;
+  unsigned width_;
+  std::uint64_t seed_;
+  std::uint64_t key_seed_;
+  std::unique_ptr<growing_model> model_;
+};
+
+}  // namespace detail
+
+template <class Key, class Hash = ccf::hash<Key>, class Allocator = table_allocator<std::uint64_t>>
+using growing_cuckoo_filter = detail::basic_growing_filter<Key, Hash, false, Allocator>;
+template <class Key, class Hash = ccf::hash<Key>, class Allocator = table_allocator<std::uint64_t>>
+using concurrent_growing_cuckoo_filter = detail::basic_growing_filter<Key, Hash, true, Allocator>;
+
+}  // namespace ccf

@@ -1,0 +1,362 @@
+// Tests of the growing filters (ccf::growing_cuckoo_filter, ccf::concurrent_growing_cuckoo_filter):
+// growth from a small capacity to 4096 times it with no false negative and a measured
+// false-positive rate within the bound, erase, files, the runtime filter's growing kind, and
+// lookups racing growth on other threads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ccf/cuckoo_filter.hpp>
+#include <ccf/growing_cuckoo_filter.hpp>
+#include <ccf/params.hpp>
+#include <ccf/runtime_filter.hpp>
+
+#include "filter_types.hpp"
+#include "run_threads.hpp"
+
+namespace {
+
+using u64 = std::uint64_t;
+using ccf_test::key_of;
+using ccf_test::test_scale;
+
+/// Keys inserted (stream 1) and keys never inserted (stream 2).
+u64 present(std::size_t i) {
+  return key_of(i, 1);
+}
+u64 absent(std::size_t i) {
+  return key_of(i, 2);
+}
+
+/// The false positives among `n` absent keys must be at most bound * n plus five standard
+/// deviations (a test that fails only when the rate is above the bound, not by chance).
+template <class F>
+void expect_fpr_within(const F& f, double bound, std::size_t n, const std::string& what) {
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    hits += f.contains(absent(i)) ? 1 : 0;
+  const double mean = bound * static_cast<double>(n);
+  EXPECT_LE(static_cast<double>(hits), mean + 5 * std::sqrt(mean) + 1)
+      << what << ": " << hits << " false positives of " << n << ", bound " << bound;
+}
+
+TEST(growing_filter, grows_4096_times_with_no_false_negative_and_the_rate_within_its_bound) {
+  for (double target : {1e-2, 1e-3, 1e-4}) {
+    const std::size_t initial = 1000;
+    const std::size_t n = static_cast<std::size_t>(4096 * initial * std::min(1.0, test_scale()));
+    ccf::growing_cuckoo_filter<u64> f(initial, target);
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_TRUE(f.insert(present(i)));
+    EXPECT_EQ(f.size(), n);
+    EXPECT_GE(f.doublings(), test_scale() >= 1 ? 12u : 9u);
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_TRUE(f.contains(present(i))) << "false negative: key " << i << " of " << n;
+    EXPECT_LE(f.fpr_bound(), target) << "within the doublings the target is kept for";
+    expect_fpr_within(f, f.fpr_bound(), 1000000, "target " + std::to_string(target));
+    EXPECT_LE(f.load_factor(), ccf::detail::growing_load);
+  }
+}
+
+/// Bits per item at the load where the table doubles, against the static filter of least memory
+/// for the same rate: at most 5 more.
+TEST(growing_filter, bits_per_item_are_those_of_a_static_filter_plus_at_most_five) {
+  for (double target : {1e-2, 1e-3, 1e-4, 1e-5, 1e-6}) {
+    const unsigned width = ccf::detail::growing_width(target, 16);
+    const double growing_bits = width / ccf::detail::growing_load;
+    const ccf::filter_params p = ccf::smallest_layout_for(std::size_t{1} << 24, target);
+    const double static_bits = p.fingerprint_bits / p.load_factor;
+    EXPECT_LE(growing_bits, static_bits + 5)
+        << "target " << target << ": " << width << "-bit slots vs the static " << p.fingerprint_bits
+        << " x " << p.slots_per_bucket;
+  }
+  // And measured, just before a doubling.
+  ccf::growing_cuckoo_filter<u64> f(1000, 1e-3);
+  std::size_t i = 0;
+  while (f.doublings() < 8)
+    f.insert(present(i++));
+  const std::size_t at = f.capacity();  // the insert that reaches it doubles the table
+  while (f.size() + 1 < at)
+    f.insert(present(i++));
+  EXPECT_EQ(f.doublings(), 8u);
+  const double bits = 8.0 * static_cast<double>(f.size_in_bytes()) / static_cast<double>(f.size());
+  EXPECT_LE(bits, ccf::detail::growing_width(1e-3, 16) / 0.94) << "bits per item when full";
+}
+
+TEST(growing_filter, erase_removes_one_copy_and_never_another_key) {
+  const std::size_t n = static_cast<std::size_t>(400000 * std::min(1.0, test_scale() * 2));
+  ccf::growing_cuckoo_filter<u64> f(500, 1e-3);
+  for (std::size_t i = 0; i < n; ++i)
+    f.insert(present(i));
+  // Erase every other key (the table is past its first splits: no hashes kept).
+  for (std::size_t i = 0; i < n; i += 2)
+    ASSERT_TRUE(f.erase(present(i))) << "erase of inserted key " << i;
+  EXPECT_EQ(f.size(), n - (n + 1) / 2);
+  for (std::size_t i = 1; i < n; i += 2)
+    ASSERT_TRUE(f.contains(present(i))) << "false negative after erasing others: " << i;
+  std::size_t still = 0;
+  for (std::size_t i = 0; i < n; i += 2)
+    still += f.contains(present(i)) ? 1 : 0;
+  EXPECT_LT(still, n / 200) << "erased keys still answered yes";
+  // A key inserted twice is erased twice.
+  f.insert(absent(7));
+  f.insert(absent(7));
+  EXPECT_EQ(f.count(absent(7)), 2u);
+  EXPECT_TRUE(f.erase(absent(7)));
+  EXPECT_TRUE(f.contains(absent(7)));
+  EXPECT_TRUE(f.erase(absent(7)));
+}
+
+TEST(growing_filter, the_ninth_copy_of_an_item_is_refused_without_growing) {
+  for (std::size_t before : {std::size_t{0}, std::size_t{300000}}) {  // rebuilding, splitting
+    ccf::growing_cuckoo_filter<u64> f(1000, 1e-3);
+    for (std::size_t i = 0; i < before; ++i)
+      f.insert(present(i));
+    const std::size_t buckets = f.num_buckets();
+    std::size_t copies = 0;
+    for (int i = 0; i < 20; ++i)
+      copies += f.insert(absent(1)) ? 1 : 0;
+    EXPECT_EQ(copies, 8u);
+    EXPECT_EQ(f.count(absent(1)), 8u);
+    EXPECT_EQ(f.num_buckets(), buckets) << "the table grew for copies of one item";
+    EXPECT_EQ(f.size(), before + 8);
+    const std::vector<u64> many(10, absent(2));
+    EXPECT_EQ(f.insert_many(many), 8u);
+  }
+}
+
+TEST(growing_filter, a_small_filter_refuses_to_erase_a_key_never_inserted) {
+  ccf::growing_cuckoo_filter<u64> f(1000, 1e-3);
+  for (std::size_t i = 0; i < 3000; ++i)
+    f.insert(present(i));
+  EXPECT_GT(f.doublings(), 0u);
+  for (std::size_t i = 0; i < 10000; ++i)
+    ASSERT_FALSE(f.erase(absent(i))) << "erased a key never inserted";
+  EXPECT_EQ(f.size(), 3000u);
+  for (std::size_t i = 0; i < 3000; ++i)
+    ASSERT_TRUE(f.contains(present(i)));
+}
+
+TEST(growing_filter, a_large_initial_capacity_starts_split) {
+  ccf::growing_cuckoo_filter<u64> f(1000000, 1e-3);
+  EXPECT_GT(f.chunks(), 1u);
+  EXPECT_GE(f.capacity(), 1000000u);
+  for (std::size_t i = 0; i < 1100000; ++i)
+    f.insert(present(i));
+  for (std::size_t i = 0; i < 1100000; ++i)
+    ASSERT_TRUE(f.contains(present(i)));
+}
+
+TEST(growing_filter, parameters_out_of_reach_are_refused) {
+  EXPECT_THROW(ccf::growing_cuckoo_filter<u64>(0, 1e-3), std::invalid_argument);
+  EXPECT_THROW(ccf::growing_cuckoo_filter<u64>(100, 0.0), std::invalid_argument);
+  EXPECT_THROW(ccf::growing_cuckoo_filter<u64>(100, 1.0), std::invalid_argument);
+  EXPECT_THROW(ccf::growing_cuckoo_filter<u64>(100, 1e-12), std::invalid_argument);
+  // Wider slots for lower rates and for more doublings.
+  EXPECT_LT(ccf::detail::growing_width(1e-2, 16), ccf::detail::growing_width(1e-4, 16));
+  EXPECT_LE(ccf::detail::growing_width(1e-3, 4), ccf::detail::growing_width(1e-3, 30));
+  for (unsigned w = 12; w <= 30; w += 2) {
+    EXPECT_LT(ccf::detail::growing_fpr_bound(w, 3), ccf::detail::growing_fpr_bound(w, 4));
+    EXPECT_GT(ccf::detail::growing_fpr_bound(w, 3), ccf::detail::growing_fpr_bound(w + 2, 3));
+  }
+}
+
+TEST(growing_filter, clear_empties_it) {
+  ccf::growing_cuckoo_filter<u64> f(100, 1e-3);
+  for (std::size_t i = 0; i < 100000; ++i)
+    f.insert(present(i));
+  f.clear();
+  EXPECT_EQ(f.size(), 0u);
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < 100000; ++i)
+    hits += f.contains(present(i)) ? 1 : 0;
+  EXPECT_EQ(hits, 0u);
+  for (std::size_t i = 0; i < 1000; ++i)
+    f.insert(present(i));
+  for (std::size_t i = 0; i < 1000; ++i)
+    ASSERT_TRUE(f.contains(present(i)));
+}
+
+// ---- files ----
+
+template <class F>
+void expect_same_answers(const F& a, const F& b, std::size_t n) {
+  EXPECT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.num_buckets(), b.num_buckets());
+  EXPECT_EQ(a.doublings(), b.doublings());
+  EXPECT_EQ(a.fpr_bound(), b.fpr_bound());
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(a.contains(present(i)), b.contains(present(i)));
+    ASSERT_EQ(a.contains(absent(i)), b.contains(absent(i)));
+  }
+}
+
+TEST(growing_filter, files_round_trip_at_every_stage_and_keep_growing) {
+  // Empty, small (hashes kept), just split, and split many times.
+  for (std::size_t n : {std::size_t{0}, std::size_t{50}, std::size_t{5000}, std::size_t{150000},
+                        std::size_t{600000}}) {
+    ccf::growing_cuckoo_filter<u64> f(1000, 1e-3);
+    for (std::size_t i = 0; i < n; ++i)
+      f.insert(present(i));
+    const std::vector<std::byte> bytes = f.to_bytes();
+    std::stringstream stream;
+    f.save(stream);
+    EXPECT_EQ(stream.str().size(), bytes.size());
+    ccf::growing_cuckoo_filter<u64> g(bytes);
+    ccf::growing_cuckoo_filter<u64> h(stream);
+    expect_same_answers(f, g, n + 1000);
+    expect_same_answers(f, h, n + 1000);
+    // The loaded filter grows on as the original would, and still erases.
+    for (std::size_t i = n; i < n + 100000; ++i)
+      g.insert(present(i));
+    for (std::size_t i = 0; i < n + 100000; ++i)
+      ASSERT_TRUE(g.contains(present(i))) << "after loading " << n << " items: key " << i;
+    for (std::size_t i = 0; i < n; i += 3)
+      ASSERT_TRUE(g.erase(present(i)));
+  }
+}
+
+TEST(growing_filter, corrupt_and_foreign_files_are_refused) {
+  ccf::growing_cuckoo_filter<u64> f(1000, 1e-3);
+  for (std::size_t i = 0; i < 200000; ++i)
+    f.insert(present(i));
+  const std::vector<std::byte> good = f.to_bytes();
+  using G = ccf::growing_cuckoo_filter<u64>;
+  // A flipped bit anywhere fails the checksum (or the header checks).
+  for (std::size_t at : {std::size_t{3}, std::size_t{90}, good.size() / 2, good.size() - 3}) {
+    std::vector<std::byte> bad = good;
+    bad[at] ^= std::byte{0x10};
+    EXPECT_THROW(G{bad}, ccf::format_error) << "byte " << at;
+  }
+  // Truncated anywhere.
+  for (std::size_t keep : {std::size_t{0}, std::size_t{40}, std::size_t{100}, good.size() - 1}) {
+    EXPECT_THROW(G(std::span<const std::byte>(good.data(), keep)), ccf::format_error) << keep;
+  }
+  // A static filter's file is not a growing filter's, and back; another key type is refused.
+  ccf::cuckoo_filter<u64> s(1000);
+  s.insert(1);
+  EXPECT_THROW(G{s.to_bytes()}, ccf::format_error);
+  EXPECT_THROW(ccf::cuckoo_filter<u64>{good}, ccf::format_error);
+  EXPECT_THROW(ccf::growing_cuckoo_filter<std::string>{good}, ccf::format_error);
+}
+
+// ---- the runtime filter's growing filters ----
+
+TEST(growing_filter, the_runtime_filter_builds_loads_and_grows_them) {
+  for (ccf::filter_kind kind : {ccf::filter_kind::sequential, ccf::filter_kind::concurrent}) {
+    ccf::runtime_filter f(ccf::filter_config::growing_for_rate(100, 1e-4, kind));
+    EXPECT_TRUE(f.growing());
+    std::vector<std::string> keys;
+    for (std::size_t i = 0; i < 200000; ++i)
+      keys.push_back("key-" + std::to_string(i));
+    const std::vector<std::string_view> views(keys.begin(), keys.end());
+    const ccf::bulk_result r = f.bulk_insert(views, 2, false);
+    EXPECT_EQ(r.inserted, keys.size());
+    EXPECT_EQ(r.refused, 0u);
+    EXPECT_EQ(f.size(), keys.size());
+    EXPECT_GT(f.doublings(), 5u);
+    EXPECT_LE(f.expected_fpr(), 1e-4);
+    for (const std::string& k : keys) {
+      ASSERT_EQ(f.hash_of(k), ccf::runtime_filter::key_hash(k, f.seed()));
+      ASSERT_TRUE(f.contains(k));
+    }
+    const std::vector<std::byte> bytes = f.to_bytes();
+    const ccf::runtime_filter g = ccf::runtime_filter::load(bytes, kind);
+    EXPECT_TRUE(g.growing());
+    EXPECT_EQ(g.size(), f.size());
+    EXPECT_EQ(g.doublings(), f.doublings());
+    for (const std::string& k : keys)
+      ASSERT_TRUE(g.contains(k));
+    // The typed growing filter over string keys reads the same file.
+    ccf::growing_cuckoo_filter<std::string_view> typed(bytes);
+    EXPECT_TRUE(typed.contains(keys[0]));
+    EXPECT_THROW(ccf::runtime_filter::load(bytes, ccf::filter_kind::lockfree),
+                 std::invalid_argument);
+  }
+  EXPECT_THROW(ccf::runtime_filter(
+                   ccf::filter_config::growing_for_rate(100, 1e-3, ccf::filter_kind::lockfree)),
+               std::invalid_argument);
+}
+
+// ---- concurrency ----
+
+/// Writers insert keys while readers look up keys whose insert has returned (published through
+/// `done`): through every doubling, none is ever missed.
+TEST(concurrent_growing_filter, lookups_racing_growth_never_miss_an_item) {
+  const std::size_t per_writer = static_cast<std::size_t>(300000 * test_scale()) + 1000;
+  const int writers = 2, readers = 2;
+  ccf::concurrent_growing_cuckoo_filter<u64> f(100, 1e-3);
+  std::vector<std::atomic<std::size_t>> done(writers);
+  std::atomic<std::size_t> misses{0}, checks{0};
+  std::atomic<int> writing{writers};
+  ccf_test::run_threads(writers + readers, [&](int t) {
+    if (t < writers) {
+      for (std::size_t i = 0; i < per_writer; ++i) {
+        f.insert(present(i * writers + static_cast<std::size_t>(t)));
+        done[static_cast<std::size_t>(t)].store(i + 1, std::memory_order_release);
+      }
+      writing.fetch_sub(1);
+      return;
+    }
+    std::uint64_t x = static_cast<std::uint64_t>(t) * 0x9e3779b97f4a7c15ULL;
+    while (writing.load() > 0) {
+      for (int w = 0; w < writers; ++w) {
+        const std::size_t upto = done[static_cast<std::size_t>(w)].load(std::memory_order_acquire);
+        if (upto == 0) continue;
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        const std::size_t i = static_cast<std::size_t>(x >> 33) % upto;
+        if (!f.contains(present(i * writers + static_cast<std::size_t>(w)))) misses.fetch_add(1);
+        checks.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  });
+  EXPECT_EQ(misses.load(), 0u) << "lookups missed inserted items during growth";
+  EXPECT_GT(checks.load(), 1000u);
+  EXPECT_GT(f.doublings(), 8u);
+  EXPECT_EQ(f.size(), per_writer * writers);
+  for (std::size_t i = 0; i < per_writer * writers; ++i)
+    ASSERT_TRUE(f.contains(present(i)));
+}
+
+/// Inserts, erases and lookups of disjoint keys on several threads, with saves in between.
+TEST(concurrent_growing_filter, mixed_operations_and_saves_keep_every_item) {
+  const std::size_t per_thread = static_cast<std::size_t>(100000 * test_scale()) + 500;
+  const int threads = 3;
+  ccf::concurrent_growing_cuckoo_filter<u64> f(200, 1e-3);
+  std::atomic<std::size_t> errors{0};
+  std::vector<std::byte> snapshot;
+  ccf_test::run_threads(threads + 1, [&](int t) {
+    if (t == threads) {
+      for (int k = 0; k < 5; ++k) {
+        snapshot = f.to_bytes();  // a consistent file while others write
+        ccf::concurrent_growing_cuckoo_filter<u64> copy(snapshot);
+        if (copy.size() > per_thread * threads) errors.fetch_add(1);
+      }
+      return;
+    }
+    const std::size_t base = per_thread * static_cast<std::size_t>(t);
+    for (std::size_t i = 0; i < per_thread; ++i) {
+      f.insert(present(base + i));
+      if (i % 4 == 3 && !f.erase(present(base + i - 1))) errors.fetch_add(1);
+      if (!f.contains(present(base + i))) errors.fetch_add(1);
+    }
+  });
+  EXPECT_EQ(errors.load(), 0u);
+  EXPECT_EQ(f.size(), threads * (per_thread - per_thread / 4));
+  for (int t = 0; t < threads; ++t) {
+    for (std::size_t i = 0; i < per_thread; ++i) {
+      if (i % 4 == 2 && i + 1 < per_thread) continue;  // erased
+      ASSERT_TRUE(f.contains(present(per_thread * static_cast<std::size_t>(t) + i)))
+          << t << " " << i;
+    }
+  }
+}
+
+}  // namespace
