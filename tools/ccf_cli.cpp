@@ -1,37 +1,52 @@
-// ccf: build, query and inspect cuckoo filter files from the command line.
+// ccf: build, change, query and inspect cuckoo filter files from the command line.
 //
-//   ccf build -k keys.txt -o set.ccf [--fpr 0.001 | --bits 16 --slots 4] [--capacity N]
-//             [--threads T] [--seed S]
-//   ccf query set.ccf KEY...            (or -k FILE; prints "KEY<TAB>yes|no")
-//   ccf info set.ccf
+//   ccf build  [-k FILE|-] -o OUT [--fpr R | --bits B --slots S] [--grow] [--capacity N]
+//              [--threads T] [--seed S] [-z] [-q]
+//   ccf add    FILTER [-k FILE|-] [KEY...] [-z] [-q]
+//   ccf remove FILTER [-k FILE|-] [KEY...] [-z] [-q]
+//   ccf query  FILTER [-k FILE|-] [KEY...] [--all | -v] [-z]
+//   ccf info   FILTER
+//   ccf db ...                            the key-value store: tools/ccf_db.cpp
 //   ccf --version
 //
-//   ccf db ...                          the key-value store: tools/ccf_db.cpp
-//
-// Keys are lines of text (a trailing '\r' is dropped, empty lines skipped; '-' reads standard
-// input). Repeated keys are stored once. The filter is built in parallel (ccf::build's bulk
-// insert) into the layout of least memory that meets --fpr, written to a temporary file in the
-// same directory, flushed to disk and renamed into place only when complete, so a failed build
-// never leaves a partial or clobbered file. Exit status: 0 success, 1 usage error, 2 unreadable
-// or corrupt input or an I/O error, 3 filter full.
+// docs/cli.md is the manual. Keys come from the command line, then from -k FILE ('-': standard
+// input; with neither, standard input), one per line (-z: NUL-separated), read piece by piece
+// (tools/key_reader.hpp). query streams: it answers each piece of input before it reads the
+// next, and prints the keys that may be present, one per line, as grep prints matching lines.
+// build, add and remove write the filter to a temporary file in the same directory, sync it and
+// rename it over the target only when complete; add and remove lock the filter file, so that
+// concurrent changes to one filter all land. Exit status: 0 success (query: a key was selected),
+// 1 usage error (query: no key selected), 2 bad input or I/O error (query: any error), 3 filter
+// full.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <iostream>
+#include <functional>
+#include <memory>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <ccf/runtime_filter.hpp>
 #include <ccf/version.hpp>
 
 #include "ccf_db.hpp"
 #include "cli_support.hpp"
+#include "key_reader.hpp"
+#include "progress.hpp"
 
 namespace {
 
@@ -39,27 +54,82 @@ using ccf_tool::cli_error;
 using ccf_tool::errno_text;
 using ccf_tool::message_of;
 
-std::vector<std::string> read_keys(const std::string& path) {
-  std::ifstream file;
-  std::istream* in = &std::cin;
-  if (path != "-") {
-    file.open(path, std::ios::binary);
-    if (!file) throw cli_error(2, "cannot open key file '" + path + "': " + errno_text());
-    in = &file;
-  }
+/// Where keys come from: the command line, then a file (or standard input).
+struct key_args {
   std::vector<std::string> keys;
-  std::string line;
-  while (std::getline(*in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty()) keys.push_back(std::move(line));
+  std::string path;
+  bool null_separated = false;
+};
+
+/// A file descriptor closed on scope exit.
+class fd_holder {
+ public:
+  explicit fd_holder(int fd = -1) noexcept : fd_(fd) {}
+  fd_holder(const fd_holder&) = delete;
+  fd_holder& operator=(const fd_holder&) = delete;
+  ~fd_holder() {
+    if (fd_ > STDERR_FILENO) ::close(fd_);
   }
-  if (in->bad()) throw cli_error(2, "error reading key file '" + path + "'");
-  return keys;
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+/// Calls on_key(key) for every key of `a` (progress shown as `what`). The views given stay valid
+/// until drain() runs: before every read of the key file, and at its end. Returns the number of
+/// keys.
+template <class OnKey>
+std::uint64_t for_each_key(const key_args& a, const char* what, OnKey&& on_key,
+                           const std::function<void()>& drain = {}) {
+  std::uint64_t n = 0;
+  for (const std::string& k : a.keys) {
+    if (!k.empty()) {
+      on_key(std::string_view(k));
+      ++n;
+    }
+  }
+  if (a.path.empty() && !a.keys.empty()) return n;
+  const bool standard_input = a.path.empty() || a.path == "-";
+  const std::string name = standard_input ? "standard input" : a.path;
+  fd_holder fd(standard_input ? STDIN_FILENO : ::open(a.path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) throw cli_error(2, "cannot open '" + name + "': " + errno_text());
+  struct stat st {};
+  const std::uint64_t total = ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)
+                                  ? static_cast<std::uint64_t>(st.st_size)
+                                  : 0;
+  ccf_tool::key_reader reader(ccf_tool::key_reader::from_fd(fd.get(), name),
+                              a.null_separated ? '\0' : '\n', name);
+  if (drain) reader.before_read(drain);
+  ccf_tool::progress shown(what, total);
+  std::string_view key;
+  while (reader.next(key)) {
+    on_key(key);
+    shown.update(reader.bytes_read(), ++n);
+  }
+  if (drain) drain();
+  return n;
+}
+
+/// The distinct hashes of the keys of `a` (keys with equal hashes are the same key to a filter).
+std::vector<std::uint64_t> distinct_hashes(const key_args& a, const char* what, std::uint64_t seed,
+                                           std::uint64_t& keys) {
+  std::vector<std::uint64_t> hashes;
+  keys = for_each_key(a, what, [&](std::string_view k) {
+    hashes.push_back(ccf::runtime_filter::key_hash(k, seed));
+  });
+  std::sort(hashes.begin(), hashes.end());
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  return hashes;
 }
 
 ccf::runtime_filter load(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw cli_error(2, "cannot read '" + path + "': Is a directory");
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw cli_error(2, "cannot open filter file '" + path + "': " + errno_text());
+  if (!in) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
   try {
     return ccf::runtime_filter::load(in);
   } catch (const ccf::format_error& e) {
@@ -67,136 +137,376 @@ ccf::runtime_filter load(const std::string& path) {
   }
 }
 
+/// The filter in the file open as fd (named path).
+ccf::runtime_filter load(const std::string& path, int fd) {
+  std::vector<std::byte> bytes;
+  std::byte piece[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, piece, sizeof piece);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw cli_error(2, "cannot read '" + path + "': " + errno_text());
+    if (n == 0) break;
+    bytes.insert(bytes.end(), piece, piece + n);
+  }
+  try {
+    return ccf::runtime_filter::load(bytes);
+  } catch (const ccf::format_error& e) {
+    throw cli_error(2, "'" + path + "': " + message_of(e));
+  }
+}
+
+void save(const ccf::runtime_filter& f, const std::string& path) {
+  const std::vector<std::byte> bytes = f.to_bytes();
+  ccf_tool::output_file out(path);
+  out.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  out.commit();
+}
+
+/// The filter file at `path`, open and locked (flock) against other ccf add / remove, as long as
+/// it lives. It is the file the path names once locked (a change that renamed another file over
+/// it meanwhile is waited for).
+class locked_file {
+ public:
+  explicit locked_file(const std::string& path) {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd_ < 0) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
+      struct stat st {};
+      if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd_);
+        throw cli_error(2, "'" + path + "' is not a regular file");
+      }
+      int rc;
+      while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+      }
+      if (rc != 0) {
+        const std::string reason = errno_text();
+        ::close(fd_);
+        throw cli_error(2, "cannot lock '" + path + "': " + reason);
+      }
+      struct stat now {};
+      if (::stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev) {
+        return;
+      }
+      ::close(fd_);  // replaced while we waited: lock the new file
+    }
+    throw cli_error(2, "'" + path + "' keeps being replaced; cannot lock it");
+  }
+  locked_file(const locked_file&) = delete;
+  locked_file& operator=(const locked_file&) = delete;
+  ~locked_file() { ::close(fd_); }
+  int fd() const noexcept { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+// ---- build ----
+
 struct build_args {
-  std::string keys_path, out;
+  key_args in;
+  std::string out;
   std::optional<double> fpr;
-  unsigned bits = 16, slots = 4, threads = 0;
+  std::optional<unsigned> bits, slots;
+  bool grow = false, quiet = false;
+  unsigned threads = 0;
   std::size_t capacity = 0;
   std::uint64_t seed = ccf::default_seed;
 };
 
-int cmd_build(const build_args& a) {
-  const std::vector<std::string> keys = read_keys(a.keys_path);
-  if (keys.empty()) throw cli_error(2, "no keys in '" + a.keys_path + "'");
-  const std::size_t n = a.capacity != 0 ? a.capacity : keys.size();
+ccf::filter_config build_config(const build_args& a, std::size_t n) {
+  if (a.grow) {
+    const ccf::filter_kind kind =
+        a.threads == 1 ? ccf::filter_kind::sequential : ccf::filter_kind::concurrent;
+    ccf::filter_config c = ccf::filter_config::growing_for_rate(n, a.fpr.value_or(0.001), kind);
+    c.seed = a.seed;
+    return c;
+  }
   ccf::filter_config c = a.fpr ? ccf::filter_config::for_rate(n, *a.fpr) : ccf::filter_config{};
   if (!a.fpr) {
-    c.fingerprint_bits = a.bits;
-    c.slots_per_bucket = a.slots;
+    c.fingerprint_bits = a.bits.value_or(16);
+    c.slots_per_bucket = a.slots.value_or(4);
   }
   c.capacity = n;
   c.seed = a.seed;
-  ccf::runtime_filter f(c);
-  const std::vector<std::string_view> views(keys.begin(), keys.end());
-  const ccf::bulk_result r = f.bulk_insert(views, a.threads, true);
+  return c;
+}
+
+void describe(const ccf::runtime_filter& f, const std::string& path, const std::string& done) {
+  std::fprintf(stderr,
+               "ccf: %s -> %s: %zu items, %s%u-bit slots x %u, %zu bytes (%.2f bits/item), "
+               "false-positive rate %s%.3g\n",
+               done.c_str(), path.c_str(), f.size(), f.growing() ? "growing, " : "",
+               f.fingerprint_bits(), f.slots_per_bucket(), f.size_in_bytes(),
+               f.size() == 0
+                   ? 0.0
+                   : static_cast<double>(f.size_in_bytes()) * 8.0 / static_cast<double>(f.size()),
+               f.growing() ? "<= " : "~", f.expected_fpr());
+}
+
+int cmd_build(const build_args& a) {
+  std::uint64_t keys = 0;
+  const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "build", a.seed, keys);
+  const std::string from = a.in.path.empty() ? "the keys given" : "'" + a.in.path + "'";
+  if (hashes.empty() && a.capacity == 0) throw cli_error(2, "no keys in " + from);
+  const std::size_t n = a.capacity != 0 ? a.capacity : hashes.size();
+  ccf::runtime_filter f(build_config(a, n));
+  const ccf::bulk_result r = f.bulk_insert_hashes(hashes, a.threads, false);
   if (r.refused != 0) {
     throw cli_error(3, "filter full: " + std::to_string(r.refused) + " of " +
-                           std::to_string(keys.size()) + " keys did not fit in a filter for " +
-                           std::to_string(f.capacity()) + " keys; raise --capacity");
+                           std::to_string(hashes.size()) + " distinct keys did not fit in a " +
+                           "filter for " + std::to_string(f.capacity()) +
+                           " items; raise --capacity or use --grow");
   }
-  const std::vector<std::byte> bytes = f.to_bytes();
-  ccf_tool::output_file out(a.out);
-  out.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-  out.commit();
-  std::fprintf(stderr,
-               "ccf: %zu keys -> %s: %zu stored, %zu already answered yes (repeats or false "
-               "positives); %u-bit tags, %u slots, %zu bytes, %.2f bits/key, expected FPR %.3g\n",
-               keys.size(), a.out.c_str(), r.inserted, r.duplicates, f.fingerprint_bits(),
-               f.slots_per_bucket(), f.size_in_bytes(),
-               static_cast<double>(f.size_in_bytes()) * 8.0 / static_cast<double>(keys.size()),
-               f.expected_fpr());
+  save(f, a.out);
+  if (!a.quiet) {
+    describe(f, a.out,
+             std::to_string(keys) + " keys (" + std::to_string(hashes.size()) + " distinct)");
+  }
   return 0;
 }
 
-int cmd_query(const std::string& path, const std::vector<std::string>& args,
-              const std::string& keys_path) {
-  const ccf::runtime_filter f = load(path);
-  std::vector<std::string> keys = args;
-  if (!keys_path.empty()) {
-    auto more = read_keys(keys_path);
-    keys.insert(keys.end(), more.begin(), more.end());
+// ---- add, remove ----
+
+struct change_args {
+  std::string filter;
+  key_args in;
+  bool quiet = false;
+};
+
+int cmd_add(const change_args& a) {
+  const locked_file lock(a.filter);
+  ccf::runtime_filter f = load(a.filter, lock.fd());
+  std::uint64_t keys = 0;
+  const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "add", f.seed(), keys);
+  const std::size_t added = f.insert_many_hashes(hashes);
+  if (added != hashes.size()) {
+    throw cli_error(3, "filter full: '" + a.filter + "' took " + std::to_string(added) + " of " +
+                           std::to_string(hashes.size()) +
+                           " distinct keys; it is unchanged (rebuild it with a larger "
+                           "--capacity, or with --grow)");
   }
-  std::size_t yes = 0;
-  for (const std::string& k : keys) {
-    const bool hit = f.contains(k);
-    yes += hit ? 1 : 0;
-    std::printf("%s\t%s\n", k.c_str(), hit ? "yes" : "no");
-  }
-  std::fprintf(stderr, "ccf: %zu of %zu keys may be present\n", yes, keys.size());
+  save(f, a.filter);
+  if (!a.quiet) describe(f, a.filter, "added " + std::to_string(hashes.size()) + " keys");
   return 0;
 }
+
+int cmd_remove(const change_args& a) {
+  const locked_file lock(a.filter);
+  ccf::runtime_filter f = load(a.filter, lock.fd());
+  std::uint64_t keys = 0;
+  const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "remove", f.seed(), keys);
+  std::size_t removed = 0;
+  for (std::uint64_t h : hashes)
+    removed += f.erase_hash(h) ? 1 : 0;
+  save(f, a.filter);
+  if (!a.quiet) {
+    describe(f, a.filter,
+             "removed " + std::to_string(removed) + " keys (" +
+                 std::to_string(hashes.size() - removed) + " not in the filter)");
+  }
+  return 0;
+}
+
+// ---- query ----
+
+enum class select { present, absent, all };
+
+struct query_args {
+  std::string filter;
+  key_args in;
+  bool all = false, invert = false;
+};
+
+/// Answers keys in batches, writing the selected ones to standard output.
+class query_writer {
+ public:
+  query_writer(const ccf::runtime_filter& f, select which, char end)
+      : f_(f), which_(which), end_(end) {}
+
+  void add(std::string_view key) {
+    keys_.push_back(key);
+    if (keys_.size() == batch) answer();
+  }
+  /// Answers the keys held (their views must still be valid) and flushes the output.
+  void answer() {
+    hashes_.resize(keys_.size());
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+      hashes_[i] = f_.hash_of(keys_[i]);
+    f_.contains_many_hashes(hashes_, std::span<bool>(found_.get(), keys_.size()));
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+      emit(keys_[i], found_[i]);
+    keys_.clear();
+    if (std::fflush(stdout) != 0) fail();
+  }
+  bool selected_any() const noexcept { return selected_; }
+
+ private:
+  static constexpr std::size_t batch = 4096;
+
+  void emit(std::string_view key, bool present) {
+    const bool chosen = which_ == select::all || present == (which_ == select::present);
+    if (which_ == select::all ? present : chosen) selected_ = true;
+    if (!chosen) return;
+    if (which_ == select::all && std::fputs(present ? "1\t" : "0\t", stdout) < 0) fail();
+    if (std::fwrite(key.data(), 1, key.size(), stdout) != key.size() ||
+        std::fputc(end_, stdout) == EOF) {
+      fail();
+    }
+  }
+  [[noreturn]] static void fail() {
+    throw cli_error(2, "cannot write to standard output: " + errno_text());
+  }
+
+  const ccf::runtime_filter& f_;
+  select which_;
+  char end_;
+  bool selected_ = false;
+  std::vector<std::string_view> keys_;
+  std::vector<std::uint64_t> hashes_;
+  std::unique_ptr<bool[]> found_ = std::make_unique<bool[]>(batch);
+};
+
+int cmd_query(const query_args& a) {
+  const ccf::runtime_filter f = load(a.filter);
+  const select which = a.all ? select::all : a.invert ? select::absent : select::present;
+  query_writer out(f, which, a.in.null_separated ? '\0' : '\n');
+  for_each_key(
+      a.in, "query", [&](std::string_view k) { out.add(k); }, [&] { out.answer(); });
+  out.answer();  // keys given on the command line only
+  return out.selected_any() ? 0 : 1;
+}
+
+// ---- info ----
 
 int cmd_info(const std::string& path) {
   const ccf::runtime_filter f = load(path);
+  std::printf("filter            %s\n", f.growing() ? "growing" : "static");
   std::printf(
-      "fingerprint bits  %u\nslots per bucket  %u\nbuckets           %zu\nchunks            %zu\n"
-      "items             %zu\ncapacity          %zu\nload factor       %.4f\n"
-      "bytes             %zu\nbits per item     %.2f\nexpected FPR      %.3g\n"
-      "seed              %llu\n",
+      "fingerprint bits  %u\nslots per bucket  %u\nbuckets           %zu\n"
+      "chunks            %zu\nitems             %zu\ncapacity          %zu\n"
+      "load factor       %.4f\nbytes             %zu\nbits per item     %.2f\n",
       f.fingerprint_bits(), f.slots_per_bucket(), f.num_buckets(), f.chunks(), f.size(),
       f.capacity(), f.load_factor(), f.size_in_bytes(),
       f.size() == 0 ? 0.0
-                    : static_cast<double>(f.size_in_bytes()) * 8.0 / static_cast<double>(f.size()),
-      f.expected_fpr(), static_cast<unsigned long long>(f.seed()));
+                    : static_cast<double>(f.size_in_bytes()) * 8.0 / static_cast<double>(f.size()));
+  if (f.growing()) {
+    std::printf("doublings         %u\nFPR bound         %.3g\n", f.doublings(), f.expected_fpr());
+  } else {
+    std::printf("expected FPR      %.3g\n", f.expected_fpr());
+  }
+  std::printf("seed              %llu\n", static_cast<unsigned long long>(f.seed()));
+  if (std::fflush(stdout) != 0) {
+    throw cli_error(2, "cannot write to standard output: " + errno_text());
+  }
   return 0;
+}
+
+// ---- command line ----
+
+void add_key_options(CLI::App* cmd, key_args& in) {
+  cmd->add_option("-k,--keys", in.path, "key file, one key per line ('-': standard input)");
+  cmd->add_flag("-z,--null", in.null_separated, "keys are separated by NUL bytes, not newlines");
+}
+
+/// Runs the parsed command; exceptions become messages and exit codes.
+template <class F>
+int run_reporting(F&& f, int usage_code) {
+  try {
+    return f();
+  } catch (const cli_error& e) {
+    std::fprintf(stderr, "ccf: %s\n", e.what());
+    return e.code;
+  } catch (const ccf::filter_full_error& e) {
+    std::fprintf(stderr, "ccf: %s\n", message_of(e).c_str());
+    return 3;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "ccf: %s\n", message_of(e).c_str());
+    return usage_code;
+  } catch (const std::length_error& e) {  // a key or value outside the store's limits
+    std::fprintf(stderr, "ccf: %s\n", message_of(e).c_str());
+    return usage_code;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "ccf: out of memory\n");
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ccf: %s\n", message_of(e).c_str());
+    return 2;
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ccf: cuckoo filter files"};
+  CLI::App app{"ccf: cuckoo filter files (docs/cli.md is the manual)"};
   app.set_version_flag("--version", std::string("ccf ") + ccf::version_string);
   app.require_subcommand(1);
-  build_args b;
-  std::string filter_path, keys_path;
-  std::vector<std::string> query_keys;
 
-  auto* build = app.add_subcommand("build", "build a filter file from a file of keys");
-  build->add_option("-k,--keys", b.keys_path, "key file, one key per line ('-': stdin)")
-      ->required();
-  build->add_option("-o,--out", b.out, "filter file to write")->required();
-  auto* fpr_opt =
-      build->add_option("--fpr", b.fpr, "target false-positive rate (picks the smallest layout)")
-          ->check(CLI::Range(1e-9, 0.5));
-  build->add_option("--bits", b.bits, "fingerprint bits: 4, 8, 12, 16 or 32")->excludes(fpr_opt);
-  build->add_option("--slots", b.slots, "slots per bucket: 2, 4 or 8")->excludes(fpr_opt);
-  build->add_option("--capacity", b.capacity, "keys the filter must hold (default: the key count)");
+  build_args b;
+  auto* build = app.add_subcommand("build", "build a filter file from keys");
+  add_key_options(build, b.in);
+  build->add_option("-o,--out", b.out, "filter file to write ('-': standard output)")->required();
+  auto* fpr = build->add_option("--fpr", b.fpr,
+                                "target false-positive rate: the layout of least memory that "
+                                "meets it (default with --grow: 0.001)");
+  fpr->check(CLI::Range(1e-9, 0.5));
+  auto* bits = build->add_option("--bits", b.bits, "fingerprint bits: 4, 8, 12, 16 or 32");
+  auto* slots = build->add_option("--slots", b.slots, "slots per bucket: 2, 4 or 8");
+  bits->excludes(fpr);
+  slots->excludes(fpr);
+  auto* grow = build->add_flag("--grow", b.grow, "a growing filter: doubles when full");
+  grow->excludes(bits)->excludes(slots);
+  build->add_option("--capacity", b.capacity,
+                    "items the filter holds (with --grow: before it first doubles; default: the "
+                    "number of distinct keys)");
   build->add_option("--threads", b.threads, "threads that fill the filter (default: all cores)");
   build->add_option("--seed", b.seed, "hash seed");
+  build->add_flag("-q,--quiet", b.quiet, "no summary on standard error");
 
-  auto* query = app.add_subcommand("query", "look keys up in a filter file");
-  query->add_option("filter", filter_path, "filter file")->required();
-  query->add_option("keys", query_keys, "keys to look up");
-  query->add_option("-k,--keys", keys_path, "more keys, one per line ('-': stdin)");
+  change_args add_a, remove_a;
+  auto* add = app.add_subcommand("add", "add keys to a filter file, in place");
+  auto* remove = app.add_subcommand("remove", "remove keys from a filter file, in place");
+  for (auto [cmd, args] : {std::pair{add, &add_a}, std::pair{remove, &remove_a}}) {
+    cmd->add_option("filter", args->filter, "filter file")->required();
+    cmd->add_option("key", args->in.keys, "keys (then those of -k)");
+    add_key_options(cmd, args->in);
+    cmd->add_flag("-q,--quiet", args->quiet, "no summary on standard error");
+  }
 
+  query_args q;
+  auto* query = app.add_subcommand(
+      "query", "print the keys a filter may hold; exit 0 if any, 1 if none, 2 on error");
+  query->add_option("filter", q.filter, "filter file")->required();
+  query->add_option("key", q.in.keys, "keys (then those of -k)");
+  add_key_options(query, q.in);
+  auto* all = query->add_flag("--all", q.all, "print 1<TAB>key or 0<TAB>key for every key");
+  query->add_flag("-v,--invert-match", q.invert, "print the keys the filter does not hold")
+      ->excludes(all);
+
+  std::string info_path;
   auto* info = app.add_subcommand("info", "describe a filter file");
-  info->add_option("filter", filter_path, "filter file")->required();
+  info->add_option("filter", info_path, "filter file")->required();
 
   ccf_tool::db_args db_args;
   CLI::App* db = ccf_tool::add_db_commands(app, db_args);
 
+  const bool querying = argc > 1 && std::string_view(argv[1]) == "query";
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 1;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // One line, as every other error: "ccf: " and CLI11's message.
+    std::fprintf(stderr, "ccf: %s (ccf --help shows the usage)\n", e.what());
+    return querying ? 2 : 1;
   }
-  try {
-    if (*build) return cmd_build(b);
-    if (*query) return cmd_query(filter_path, query_keys, keys_path);
-    if (*db) return ccf_tool::run_db_command(*db, db_args);
-    return cmd_info(filter_path);
-  } catch (const cli_error& e) {
-    std::fprintf(stderr, "ccf: %s\n", e.what());
-    return e.code;
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "ccf: %s\n", message_of(e).c_str());
-    return 1;
-  } catch (const std::length_error& e) {
-    std::fprintf(stderr, "ccf: %s\n", message_of(e).c_str());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ccf: %s\n", message_of(e).c_str());
-    return 2;
-  }
+  return run_reporting(
+      [&] {
+        if (*build) return cmd_build(b);
+        if (*add) return cmd_add(add_a);
+        if (*remove) return cmd_remove(remove_a);
+        if (*query) return cmd_query(q);
+        if (*db) return ccf_tool::run_db_command(*db, db_args);
+        return cmd_info(info_path);
+      },
+      querying ? 2 : 1);
 }

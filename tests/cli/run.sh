@@ -1,54 +1,752 @@
 #!/usr/bin/env bash
-# End-to-end test of the `ccf` command: build, query, info, and its errors on bad input.
-set -euo pipefail
-ccf=$1
+# End-to-end test of the `ccf` command (docs/cli.md is the manual it checks):
+#
+#   bash tests/cli/run.sh PATH/TO/ccf [SECTION...]
+#
+# Sections (all by default): basics build change grow concurrent query streaming progress errors.
+# Every check that fails is reported (what was expected, what came) and the test goes on; it exits
+# 1 at the end if any failed. `ccf db` has its own test (tests/cli/db_run.sh).
+#
+# Environment (tests/cli.cmake sets smaller values for sanitizer builds):
+#   CCF_CLI_GROW_KEYS    keys added to the growing filter (default 200000)
+#   CCF_CLI_STREAM_KEYS  keys piped through the query whose memory is measured (default 3000000)
+#   CCF_CLI_MAX_RSS_KB   the most that query may hold, peak RSS in KiB (default 65536)
+#   CCF_CLI_PROC_RSS=1   measure the peak RSS from /proc/PID/status even if GNU time is installed
+set -Eeuo pipefail
+export LC_ALL=C
+unset CCF_PROGRESS
+
+[ $# -ge 1 ] || { echo "usage: $0 PATH/TO/ccf [SECTION...]" >&2; exit 2; }
+ccf_bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+shift
+[ -x "$ccf_bin" ] || { echo "not an executable: $ccf_bin" >&2; exit 2; }
+sections=("$@")
+source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+grow_keys=${CCF_CLI_GROW_KEYS:-200000}
+stream_keys=${CCF_CLI_STREAM_KEYS:-3000000}
+max_rss_kb=${CCF_CLI_MAX_RSS_KB:-65536}
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+trap 'echo "cli: unexpected failure at line $LINENO: $BASH_COMMAND" >&2' ERR
+cd "$work"
+exec < /dev/null  # no command may wait for a terminal
+started=$SECONDS
 
-seq 1 50000 | sed 's/^/key-/' > "$work/keys.txt"
-printf 'key-1\r\nkey-2\n\nkey-1\n' > "$work/dups.txt"
-"$ccf" build -k "$work/keys.txt" -o "$work/f.ccf" --bits 12 --slots 4 2> "$work/build.log"
-[ -s "$work/f.ccf" ] || fail "no filter file written"
-[ ! -e "$work/f.ccf.tmp" ] || fail "temporary file left behind"
+failures=0
+section=setup
+# fail WHAT EXPECTED GOT: reports a failed check; the test goes on.
+fail() {
+  failures=$((failures + 1))
+  printf 'FAIL [%s] %s\n  expected: %s\n  got:      %s\n' "$section" "$1" "$2" "$3"
+}
+check_eq() {  # check_eq WHAT EXPECTED GOT
+  [ "$2" = "$3" ] || fail "$1" "$2" "$3"
+}
+# check_rc WHAT EXPECTED_STATUS STATUS ERRFILE: the exit status (the error shown when it is wrong).
+check_rc() {
+  [ "$2" = "$3" ] || fail "$1" "exit status $2" "exit status $3: $(head -c 300 "$4" | tr '\n' '|')"
+}
+check_le() {  # check_le WHAT VALUE LIMIT (integers)
+  [ "$2" -le "$3" ] || fail "$1" "<= $3" "$2"
+}
+check_ge() {  # check_ge WHAT VALUE LIMIT (integers)
+  [ "$2" -ge "$3" ] || fail "$1" ">= $3" "$2"
+}
+check_file_has() {  # check_file_has WHAT FILE TEXT: FILE holds TEXT (a fixed string)
+  grep -qF -- "$3" "$2" || fail "$1" "a line holding '$3'" "$(head -c 400 "$2")"
+}
+check_same_file() {  # check_same_file WHAT EXPECTED_FILE FILE
+  cmp -s "$2" "$3" || fail "$1" "byte-identical to $(basename "$2")" "$(cmp "$2" "$3" 2>&1 | head -1)"
+}
+check_no_temp_files() {  # check_no_temp_files WHAT DIR: no .ccf-* temporary file left in DIR
+  local left
+  left=$(find "$2" -maxdepth 1 -name '.ccf-*' | head -3)
+  [ -z "$left" ] || fail "$1: no temporary file left" "no .ccf-* in $2" "$left"
+}
+want() {  # want SECTION: whether the section runs
+  section=$1
+  [ ${#sections[@]} -eq 0 ] && return 0
+  local s
+  for s in "${sections[@]}"; do [ "$s" = "$1" ] && return 0; done
+  return 1
+}
 
-# Every key is found (no false negatives), absent ones mostly are not.
-"$ccf" query "$work/f.ccf" -k "$work/keys.txt" > "$work/present.out" 2>/dev/null
-[ "$(grep -c $'\tyes$' "$work/present.out")" = 50000 ] || fail "false negatives in query output"
-seq 50001 70000 | sed 's/^/key-/' > "$work/absent.txt"
-fp=$("$ccf" query "$work/f.ccf" -k "$work/absent.txt" 2>/dev/null | grep -c $'\tyes$' || true)
-[ "$fp" -lt 200 ] || fail "too many false positives: $fp of 20000"
+# ccf ARGS...: the tool, never allowed to hang.
+ccf() { timeout -k 5 120 "$ccf_bin" "$@"; }
+lines() { wc -l < "$1" | tr -d ' '; }
+# info_field FILE LABEL: the value `ccf info FILE` prints for LABEL.
+info_field() { ccf info "$1" | sed -n "s/^$2  *//p"; }
+# keys PREFIX FIRST LAST: keys PREFIXFIRST..PREFIXLAST, one per line.
+keys() { seq "$2" "$3" | sed "s/^/$1/"; }
+# count_selected FILTER KEYFILE [OPTION]: how many keys of KEYFILE the query selects.
+count_selected() {
+  local rc=0
+  ccf query "$1" -k "$2" ${3:+"$3"} > "$work/selected" 2> "$work/selected.err" || rc=$?
+  if [ "$rc" -gt 1 ]; then
+    fail "query $1 -k $(basename "$2") ${3:-}: exit status" "0 or 1" "$rc: $(cat "$work/selected.err")"
+  fi
+  lines "$work/selected"
+}
+# fp_limit RATE N: a generous limit on false positives among N absent keys at RATE:
+# three times the expected count, plus 5.
+fp_limit() { awk -v r="$1" -v n="$2" 'BEGIN { printf "%d\n", 3 * r * n + 5 }'; }
 
-"$ccf" info "$work/f.ccf" > "$work/info.out"
-grep -q "fingerprint bits  12" "$work/info.out" || fail "info: bits"
-items=$(awk '/^items/ {print $2}' "$work/info.out")
-# Keys that already answered yes (false positives at 12 bits: about 0.2 %) are not stored again.
-[ "$items" -gt 49700 ] && [ "$items" -le 50000 ] || fail "info: items $items"
+# expect_error WHAT STATUS [TEXT...] -- COMMAND...: COMMAND (standard input /dev/null, standard
+# output to $work/stdout) exits STATUS and writes one error, once, on one line: "ccf: " and a
+# message holding every TEXT.
+expect_error() {
+  local what=$1 status=$2
+  shift 2
+  local texts=()
+  while [ "$1" != "--" ]; do texts+=("$1"); shift; done
+  shift
+  local rc=0
+  "$@" < /dev/null > "$work/stdout" 2> "$work/stderr" || rc=$?
+  check_rc "$what" "$status" "$rc" "$work/stderr"
+  check_one_error "$what" "$work/stderr"
+  local t
+  for t in "${texts[@]}"; do
+    grep -qF -- "$t" "$work/stderr" || fail "$what: message" "holding '$t'" "$(cat "$work/stderr")"
+  done
+}
+# check_one_error WHAT FILE: FILE is one line, "ccf: " and a message, the prefix not repeated.
+check_one_error() {
+  local got
+  got=$(cat "$2")
+  if [ "$(lines "$2")" != 1 ] || [ "$(tail -c 1 "$2" | od -An -c | tr -d ' ')" != '\n' ] ||
+     [[ $got != "ccf: "* ]] || grep -q '^ccf: ccf:' "$2"; then
+    fail "$1: the error is one line, 'ccf: ' and the message" "ccf: MESSAGE" "$got"
+  fi
+}
+# expect_status WHAT STATUS COMMAND...: COMMAND (output discarded) exits STATUS.
+expect_status() {
+  local what=$1 status=$2 rc=0
+  shift 2
+  "$@" < /dev/null > "$work/stdout" 2> "$work/stderr" || rc=$?
+  check_rc "$what" "$status" "$rc" "$work/stderr"
+}
 
-# Repeated keys are stored once; CRLF line ends are handled.
-"$ccf" build -k "$work/dups.txt" -o "$work/d.ccf" 2>/dev/null
-grep -q "items             2$" <("$ccf" info "$work/d.ccf") || fail "repeats stored twice"
-[ "$("$ccf" query "$work/d.ccf" key-1 key-2 2>/dev/null | grep -c $'\tyes$')" = 2 ] || fail "crlf"
+# Shared inputs: N keys in a filter, keys never added, a static filter of them.
+n=50000
+keys key- 1 "$n" > keys.txt
+keys absent- 1 100000 > absent.txt
+ccf build -k keys.txt -o static.ccf -q
 
-# Errors: a full filter (exit 3, no file), a missing file, a corrupt file (exit 2).
-set +e
-"$ccf" build -k "$work/keys.txt" -o "$work/small.ccf" --capacity 1000 2> "$work/err1"; rc=$?
-[ $rc = 3 ] || fail "full filter: exit $rc"
-[ ! -e "$work/small.ccf" ] || fail "a failed build wrote a file"
-grep -q "filter full" "$work/err1" || fail "full filter: message"
-cp "$work/f.ccf" "$work/keep.ccf"
-"$ccf" build -k "$work/keys.txt" -o "$work/keep.ccf" --capacity 10 2>/dev/null
-cmp -s "$work/f.ccf" "$work/keep.ccf" || fail "a failed build clobbered an existing file"
-"$ccf" info "$work/missing.ccf" 2> "$work/err2"; rc=$?
-[ $rc = 2 ] && grep -q "cannot open" "$work/err2" || fail "missing file: exit $rc"
-cp "$work/f.ccf" "$work/bad.ccf"
-printf '\xff' | dd of="$work/bad.ccf" bs=1 seek=500 conv=notrunc 2>/dev/null
-"$ccf" query "$work/bad.ccf" key-1 > /dev/null 2> "$work/err3"; rc=$?
-[ $rc = 2 ] && grep -q "checksum" "$work/err3" || fail "corrupt file: exit $rc"
-head -c 50 "$work/f.ccf" > "$work/short.ccf"
-"$ccf" info "$work/short.ccf" 2> "$work/err4"; rc=$?
-[ $rc = 2 ] && grep -q "truncated" "$work/err4" || fail "truncated file: exit $rc"
-"$ccf" build -k "$work/keys.txt" -o "$work/x.ccf" --bits 7 2>/dev/null; rc=$?
-[ $rc = 1 ] || fail "bad --bits: exit $rc"
-set -e
-echo "cli: all checks passed"
+# ---------------------------------------------------------------------------------------------
+if want basics; then
+  version=$(sed -n 's/.*version_string = "\([^"]*\)".*/\1/p' "$source_dir/include/ccf/version.hpp" \
+              2> /dev/null || true)
+  rc=0
+  ccf --version > out 2> err || rc=$?
+  check_eq "--version: exit status" 0 "$rc"
+  if [ -n "$version" ]; then
+    check_eq "--version prints the version of include/ccf/version.hpp" "ccf $version" "$(cat out)"
+  else
+    grep -qE '^ccf [0-9]+\.[0-9]+\.[0-9]+$' out || fail "--version" "ccf X.Y.Z" "$(cat out)"
+  fi
+  for args in "--help" "build --help" "add --help" "remove --help" "query --help" "info --help"; do
+    rc=0
+    # shellcheck disable=SC2086  # the words of $args are the arguments
+    ccf $args > out 2> err || rc=$?
+    check_eq "ccf $args: exit status" 0 "$rc"
+    [ -s out ] || fail "ccf $args: prints the usage" "text on standard output" "nothing"
+  done
+  expect_status "no subcommand" 1 ccf
+  expect_status "unknown subcommand" 1 ccf frobnicate
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want build; then
+  # From -k FILE: every key is present, absent keys mostly are not; info describes the filter.
+  ccf build -k keys.txt -o a.ccf 2> err
+  check_eq "build -k: one summary line on standard error" 1 "$(lines err)"
+  ccf info a.ccf > info.out
+  for label in "filter" "fingerprint bits" "slots per bucket" "buckets" "chunks" "items" \
+               "capacity" "load factor" "bytes" "bits per item" "expected FPR" "seed"; do
+    grep -q "^$label  *[^ ]" info.out || fail "info of a static file: $label" "a '$label' line" "$(cat info.out)"
+  done
+  check_eq "info of a static file" "static" "$(info_field a.ccf filter)"
+  check_eq "build: default layout (bits)" 16 "$(info_field a.ccf 'fingerprint bits')"
+  check_eq "build: default layout (slots)" 4 "$(info_field a.ccf 'slots per bucket')"
+  check_eq "build -k: items" "$n" "$(info_field a.ccf items)"
+  check_eq "build -k: no false negatives (query -v of the built keys)" 0 "$(count_selected a.ccf keys.txt -v)"
+  check_eq "build -k: query selects every built key" "$n" "$(count_selected a.ccf keys.txt)"
+  rate=$(info_field a.ccf 'expected FPR')
+  check_le "build -k: false positives among 100000 absent keys (expected FPR $rate)" \
+    "$(count_selected a.ccf absent.txt)" "$(fp_limit "$rate" 100000)"
+  check_no_temp_files "build" "$work"
+
+  # From standard input, without -k and with -k -.
+  ccf build -o stdin.ccf -q < keys.txt
+  check_eq "build from standard input (no -k): items" "$n" "$(info_field stdin.ccf items)"
+  check_eq "build from standard input: no false negatives" 0 "$(count_selected stdin.ccf keys.txt -v)"
+  ccf build -k - -o dash.ccf -q < keys.txt
+  check_eq "build -k -: items" "$n" "$(info_field dash.ccf items)"
+  # build takes no keys on its command line (synopsis: [-k FILE|-] only).
+  expect_status "build with KEY arguments (a usage error)" 1 ccf build -o args.ccf key-1 key-2
+  [ ! -e args.ccf ] || fail "build with KEY arguments" "no file written" "args.ccf exists"
+
+  # CRLF line ends, empty lines, a last key without a newline, repeats stored once.
+  printf 'one\r\ntwo\r\n\r\n\n\nthree\r\none\none\r\ntwo\nfour' > crlf.txt
+  ccf build -k crlf.txt -o crlf.ccf 2> err
+  check_eq "build: CRLF, empty lines and repeats: items (one two three four)" 4 "$(info_field crlf.ccf items)"
+  check_file_has "build: summary counts keys and distinct keys" err "7 keys (4 distinct)"
+  rc=0
+  ccf query crlf.ccf --all one two three four > out || rc=$?
+  check_eq "build: CRLF keys are stored without the CR" $'1\tone\n1\ttwo\n1\tthree\n1\tfour' "$(cat out)"
+  printf 'one\r\ntwo\r\n' | ccf query crlf.ccf > out || true
+  check_eq "query: CRLF input, the CR is not part of the key" $'one\ntwo' "$(cat out)"
+
+  # --fpr picks the layout: 0.0001 -> 16-bit fingerprints in 2-slot buckets (about 19.2 bits/key).
+  ccf build -k keys.txt -o fpr.ccf --fpr 0.0001 -q
+  check_eq "build --fpr 0.0001: fingerprint bits" 16 "$(info_field fpr.ccf 'fingerprint bits')"
+  check_eq "build --fpr 0.0001: slots per bucket" 2 "$(info_field fpr.ccf 'slots per bucket')"
+  bpi=$(info_field fpr.ccf 'bits per item')
+  awk -v b="$bpi" 'BEGIN { exit !(b > 16 && b < 20) }' || fail "build --fpr 0.0001: bits per item" "about 19.2" "$bpi"
+  check_eq "build --fpr: no false negatives" 0 "$(count_selected fpr.ccf keys.txt -v)"
+  check_le "build --fpr 0.0001: false positives among 100000 absent keys" \
+    "$(count_selected fpr.ccf absent.txt)" "$(fp_limit 0.0001 100000)"
+
+  # --bits/--slots, --seed, --threads.
+  ccf build -k keys.txt -o b8.ccf --bits 8 --slots 2 --seed 42 --threads 2 -q
+  check_eq "build --bits 8: fingerprint bits" 8 "$(info_field b8.ccf 'fingerprint bits')"
+  check_eq "build --slots 2: slots per bucket" 2 "$(info_field b8.ccf 'slots per bucket')"
+  check_eq "build --seed 42: seed" 42 "$(info_field b8.ccf seed)"
+  check_eq "build --bits 8 --slots 2: no false negatives" 0 "$(count_selected b8.ccf keys.txt -v)"
+  rate=$(info_field b8.ccf 'expected FPR')
+  check_le "build --bits 8 --slots 2: false positives among 100000 absent keys (expected FPR $rate)" \
+    "$(count_selected b8.ccf absent.txt)" "$(fp_limit "$rate" 100000)"
+  ccf build -k keys.txt -o t1.ccf --bits 12 --slots 8 --threads 1 -q
+  check_eq "build --threads 1 --bits 12 --slots 8: no false negatives" 0 "$(count_selected t1.ccf keys.txt -v)"
+  expect_error "build --bits 7" 1 "7" -- ccf build -k keys.txt -o bad.ccf --bits 7
+  expect_status "build --slots 3" 1 ccf build -k keys.txt -o bad.ccf --slots 3
+  expect_status "build --fpr with --bits" 1 ccf build -k keys.txt -o bad.ccf --fpr 0.01 --bits 8
+  expect_status "build --fpr 2 (not a rate)" 1 ccf build -k keys.txt -o bad.ccf --fpr 2
+  expect_status "build without -o" 1 ccf build -k keys.txt
+  expect_status "build with an unknown option" 1 ccf build -k keys.txt -o bad.ccf --frobnicate
+  [ ! -e bad.ccf ] || fail "build usage errors" "no file written" "bad.ccf exists"
+
+  # -o - writes the filter to standard output; it loads.
+  ccf build -k keys.txt -o - > stdout.ccf 2> err
+  check_eq "build -o -: items of the file written to standard output" "$n" "$(info_field stdout.ccf items)"
+  check_eq "build -o -: no false negatives" 0 "$(count_selected stdout.ccf keys.txt -v)"
+  [ ! -e ./- ] || fail "build -o -" "no file named '-'" "a file named '-'"
+  check_eq "build -o -: the summary on standard error only" 1 "$(lines err)"
+  ccf build -k keys.txt -o q.ccf -q 2> err
+  check_eq "build -q: nothing on standard error" "" "$(cat err)"
+
+  # --capacity too small: exit 3, no file, no temporary file, an existing target unchanged.
+  expect_error "build --capacity too small" 3 "full" -- ccf build -k keys.txt -o small.ccf --capacity 1000
+  [ ! -e small.ccf ] || fail "build --capacity too small" "no file written" "small.ccf exists"
+  check_no_temp_files "build --capacity too small" "$work"
+  cp static.ccf keep.ccf
+  expect_error "build --capacity too small over an existing file" 3 "full" -- \
+    ccf build -k keys.txt -o keep.ccf --capacity 10
+  check_same_file "build --capacity too small: the existing target is unchanged" static.ccf keep.ccf
+  check_no_temp_files "build --capacity too small over an existing file" "$work"
+  # --capacity with room.
+  ccf build -k keys.txt -o room.ccf --capacity 60000 -q
+  check_eq "build --capacity 60000: items" "$n" "$(info_field room.ccf items)"
+  check_ge "build --capacity 60000: capacity" "$(info_field room.ccf capacity)" 60000
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want change; then
+  # A static filter with room: add in place, then remove.
+  ccf build -k keys.txt -o ch.ccf --capacity 60000 -q
+  keys new- 1 5000 > new.txt
+  ccf add ch.ccf -k new.txt 2> err
+  check_eq "add: one summary line" 1 "$(lines err)"
+  check_eq "add: items" $((n + 5000)) "$(info_field ch.ccf items)"
+  check_eq "add: the added keys are present" 0 "$(count_selected ch.ccf new.txt -v)"
+  check_eq "add: the built keys are still present" 0 "$(count_selected ch.ccf keys.txt -v)"
+  check_no_temp_files "add" "$work"
+  # Keys on the command line, then those of -k; repeats within one add stored once.
+  printf 'file-1\nfile-2\nfile-1\n' > more.txt
+  ccf add -q ch.ccf arg-1 arg-2 arg-1 -k more.txt
+  check_eq "add KEY... -k FILE: command-line keys and file keys, each stored once" \
+    $((n + 5004)) "$(info_field ch.ccf items)"
+  rc=0
+  ccf query ch.ccf arg-1 arg-2 file-1 file-2 > out || rc=$?
+  check_eq "add KEY... -k FILE: all present" $'arg-1\narg-2\nfile-1\nfile-2' "$(cat out)"
+  printf 'in-1\nin-2\n' | ccf add -q ch.ccf 2> err
+  check_eq "add -q: nothing on standard error" "" "$(cat err)"
+  printf 'in-3\n' | ccf add -q ch.ccf -k -
+  check_eq "add from standard input (no keys, -k -)" $((n + 5007)) "$(info_field ch.ccf items)"
+
+  # Remove the first 5000 built keys: they are mostly absent, all others present.
+  keys key- 1 5000 > gone.txt
+  keys key- 5001 "$n" > kept.txt
+  ccf remove ch.ccf -k gone.txt 2> err
+  check_file_has "remove: summary" err "removed 5000 keys (0 not in the filter)"
+  check_eq "remove: items" $((n + 7)) "$(info_field ch.ccf items)"
+  rate=$(info_field ch.ccf 'expected FPR')
+  check_le "remove: removed keys still answered present (expected FPR $rate)" \
+    "$(count_selected ch.ccf gone.txt)" "$(fp_limit "$rate" 5000)"
+  check_eq "remove: the other built keys are all present" 0 "$(count_selected ch.ccf kept.txt -v)"
+  check_eq "remove: the added keys are all present" 0 "$(count_selected ch.ccf new.txt -v)"
+  check_no_temp_files "remove" "$work"
+
+  # Adding a key twice (two commands) stores it twice; two removes take it out.
+  items=$(info_field ch.ccf items)
+  ccf add -q ch.ccf twice
+  ccf add -q ch.ccf twice
+  check_eq "add twice: items" $((items + 2)) "$(info_field ch.ccf items)"
+  ccf remove -q ch.ccf twice
+  check_eq "added twice, removed once: items" $((items + 1)) "$(info_field ch.ccf items)"
+  expect_status "added twice, removed once: still present" 0 ccf query ch.ccf twice
+  ccf remove ch.ccf twice 2> err
+  check_file_has "added twice, removed twice" err "removed 1 keys (0 not in the filter)"
+  check_eq "added twice, removed twice: items" "$items" "$(info_field ch.ccf items)"
+
+  # remove reports the keys that were not in the filter.
+  cp ch.ccf notin.ccf
+  keys never- 1 100 > never.txt
+  ccf remove notin.ccf -k never.txt new-1 new-2 2> err
+  not_in=$(sed -n 's/.*(\([0-9]*\) not in the filter).*/\1/p' err)
+  removed=$(sed -n 's/.*removed \([0-9]*\) keys.*/\1/p' err)
+  [ -n "$not_in" ] && [ "$not_in" -ge 95 ] && [ "$not_in" -le 100 ] ||
+    fail "remove of 100 keys never added and 2 added ones: 'N not in the filter'" "95 to 100" "$(cat err)"
+  [ -n "$removed" ] && [ "$removed" -ge 2 ] && [ "$removed" -le 7 ] ||
+    fail "remove of 100 keys never added and 2 added ones: 'removed N keys'" "2 to 7" "$(cat err)"
+
+  # A static filter that cannot take the keys: exit 3, file unchanged, no temporary file.
+  cp static.ccf full.ccf
+  cp static.ccf full.orig
+  expect_error "add to a full static filter" 3 "full" -- ccf add full.ccf -k new.txt
+  check_same_file "add to a full static filter: file unchanged" full.orig full.ccf
+  check_no_temp_files "add to a full static filter" "$work"
+  # remove changes nothing when its filter cannot be read; add through a symlink is refused.
+  expect_error "add to a missing filter" 2 "missing.ccf" "No such file or directory" -- \
+    ccf add missing.ccf k
+  [ ! -e missing.ccf ] || fail "add to a missing filter" "no file created" "missing.ccf exists"
+  cp static.ccf target.ccf
+  ln -s target.ccf link.ccf
+  expect_error "add through a symbolic link" 2 "link.ccf" -- ccf add link.ccf new-1
+  [ -L link.ccf ] || fail "add through a symbolic link" "link.ccf still a symbolic link" "$(ls -l link.ccf)"
+  check_same_file "add through a symbolic link: the target is unchanged" static.ccf target.ccf
+  expect_status "add without a filter (usage error)" 1 ccf add
+  expect_status "remove with an unknown option" 1 ccf remove ch.ccf --frobnicate k
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want grow; then
+  # A growing filter from few keys, then $grow_keys more in four `ccf add` runs.
+  keys seed- 1 100 > few.txt
+  ccf build -k few.txt -o grow.ccf --grow --capacity 1000 2> err
+  check_file_has "build --grow: summary says growing" err "growing"
+  ccf info grow.ccf > info.out
+  check_eq "info of a growing file" "growing" "$(info_field grow.ccf filter)"
+  grep -q '^filter            growing$' info.out || fail "info of a growing file" "filter            growing" "$(head -1 info.out)"
+  for label in "doublings" "FPR bound" "capacity" "items"; do
+    grep -q "^$label  *[^ ]" info.out || fail "info of a growing file: $label" "a '$label' line" "$(cat info.out)"
+  done
+  check_eq "build --grow --capacity 1000 from 100 keys: doublings" 0 "$(info_field grow.ccf doublings)"
+  check_ge "build --grow --capacity 1000: capacity" "$(info_field grow.ccf capacity)" 1000
+  quarter=$((grow_keys / 4))
+  for i in 0 1 2 3; do
+    keys grown- $((i * quarter + 1)) $(((i + 1) * quarter)) > "grow$i.txt"
+    rc=0
+    ccf add -q grow.ccf -k "grow$i.txt" 2> err || rc=$?
+    check_rc "add $quarter keys to a growing filter (run $((i + 1)) of 4)" 0 "$rc" err
+  done
+  cat grow0.txt grow1.txt grow2.txt grow3.txt > grown.txt
+  check_eq "growing filter: items" $((100 + 4 * quarter)) "$(info_field grow.ccf items)"
+  doublings=$(info_field grow.ccf doublings)
+  check_ge "growing filter: doublings after $((4 * quarter)) adds" "$doublings" 1
+  check_eq "growing filter: info still says growing" "growing" "$(info_field grow.ccf filter)"
+  check_eq "growing filter: no false negatives among the added keys" 0 "$(count_selected grow.ccf grown.txt -v)"
+  check_eq "growing filter: no false negatives among the first keys" 0 "$(count_selected grow.ccf few.txt -v)"
+  bound=$(info_field grow.ccf 'FPR bound')
+  fp=$(count_selected grow.ccf absent.txt)
+  limit=$(awk -v b="$bound" 'BEGIN { printf "%d\n", 2 * b * 100000 + 5 }')
+  check_le "growing filter: false positives among 100000 absent keys (FPR bound $bound)" "$fp" "$limit"
+  # --fpr is the growing filter's target (default 0.001): its bound meets it.
+  awk -v b="$bound" 'BEGIN { exit !(b > 0 && b <= 0.001) }' || fail "growing filter: FPR bound" "<= 0.001" "$bound"
+  ccf build -k few.txt -o grow4.ccf --grow --fpr 0.0001 -q
+  bound=$(info_field grow4.ccf 'FPR bound')
+  awk -v b="$bound" 'BEGIN { exit !(b > 0 && b <= 0.0001) }' || fail "build --grow --fpr 0.0001: FPR bound" "<= 0.0001" "$bound"
+  # Remove from a growing filter.
+  ccf remove grow.ccf -k grow0.txt 2> err
+  check_file_has "remove from a growing filter" err "removed $quarter keys (0 not in the filter)"
+  cat grow1.txt grow2.txt grow3.txt > grow123.txt
+  check_eq "remove from a growing filter: the other keys are all present" 0 \
+    "$(count_selected grow.ccf grow123.txt -v)"
+  check_no_temp_files "growing filter" "$work"
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want concurrent; then
+  # Four `ccf add` processes at once on one growing filter, three runs each, distinct keys;
+  # meanwhile `ccf info` reads the file again and again and always sees a whole filter.
+  keys conc- 1 10 | ccf build -o conc.ccf --grow --capacity 1000 -q
+  per_run=5000
+  pids=()
+  # Meanwhile a fifth process removes the ten first keys.
+  ( sleep 0.1; keys conc- 1 10 | ccf remove -q conc.ccf ) &
+  pids+=($!)
+  for p in 1 2 3 4; do
+    (
+      for r in 1 2 3; do
+        keys "p$p-r$r-" 1 "$per_run" | ccf add -q conc.ccf || exit 1
+      done
+    ) &
+    pids+=($!)
+  done
+  (
+    bad=0
+    while [ ! -e conc.done ] && [ "$bad" = 0 ]; do
+      ccf info conc.ccf > /dev/null 2> reader.err || bad=1
+    done
+    exit "$bad"
+  ) &
+  reader=$!
+  for pid in "${pids[@]}"; do
+    rc=0
+    wait "$pid" || rc=$?
+    check_eq "concurrent add process: exit status" 0 "$rc"
+  done
+  touch conc.done
+  rc=0
+  wait "$reader" || rc=$?
+  check_rc "ccf info while adds run: every read sees a whole filter" 0 "$rc" reader.err
+  for p in 1 2 3 4; do for r in 1 2 3; do keys "p$p-r$r-" 1 "$per_run"; done; done > conc.txt
+  check_eq "concurrent adds: every key of every process is present" 0 "$(count_selected conc.ccf conc.txt -v)"
+  check_eq "concurrent adds and a remove: items" $((12 * per_run)) "$(info_field conc.ccf items)"
+  check_no_temp_files "concurrent adds" "$work"
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want query; then
+  keys k 1 1000 > small.txt
+  ccf build -k small.txt -o small.ccf -q
+  printf 'k1\nnope-1\nk2\nnope-2\nk3\n' > mixed.txt
+  rc=0
+  ccf query small.ccf -k mixed.txt > out || rc=$?
+  check_eq "query: prints the present keys, one per line" $'k1\nk2\nk3' "$(cat out)"
+  check_eq "query: exit status when a key is present" 0 "$rc"
+  rc=0
+  ccf query small.ccf -v -k mixed.txt > out || rc=$?
+  check_eq "query -v: prints the absent keys" $'nope-1\nnope-2' "$(cat out)"
+  check_eq "query -v: exit status when a key is absent" 0 "$rc"
+  rc=0
+  ccf query small.ccf --all -k mixed.txt > out || rc=$?
+  check_eq "query --all: every key in input order" $'1\tk1\n0\tnope-1\n1\tk2\n0\tnope-2\n1\tk3' "$(cat out)"
+  check_eq "query --all: exit status when a key is present" 0 "$rc"
+  rc=0
+  ccf query small.ccf k1 k2 nope-1 -k - < mixed.txt > out || rc=$?
+  check_eq "query KEY... -k -: command-line keys first, then the file's" \
+    $'k1\nk2\nk1\nk2\nk3' "$(cat out)"
+  rc=0
+  ccf query small.ccf nope-1 nope-2 > out || rc=$?
+  check_eq "query: exit status when no key is present" 1 "$rc"
+  check_eq "query: no output when no key is present" "" "$(cat out)"
+  rc=0
+  ccf query small.ccf -v k1 k2 > out || rc=$?
+  check_eq "query -v: exit status when every key is present" 1 "$rc"
+  check_eq "query -v: no output when every key is present" "" "$(cat out)"
+  rc=0
+  ccf query small.ccf --all nope-1 > out || rc=$?
+  check_eq "query --all: exit status when no key is present" 1 "$rc"
+  check_eq "query --all: the absent key is printed" $'0\tnope-1' "$(cat out)"
+  rc=0
+  ccf query small.ccf < /dev/null > out || rc=$?
+  check_eq "query of no keys: exit status" 1 "$rc"
+  rc=0
+  printf '\n\nk1\n\n\nk2' | ccf query small.ccf --all > out || rc=$?
+  check_eq "query: empty lines skipped, last key without a newline" $'1\tk1\n1\tk2' "$(cat out)"
+  check_eq "query: no false negatives" 0 "$(count_selected small.ccf small.txt -v)"
+  expect_status "query --all -v (they exclude each other)" 2 ccf query small.ccf --all -v k1
+  expect_status "query with an unknown option" 2 ccf query small.ccf --frobnicate k1
+  expect_status "query without a filter" 2 ccf query
+
+  # -z: keys with tabs, newlines and carriage returns round-trip byte for byte.
+  printf 'tab\there\0two\nlines\0cr\r\0plain\0\0' > z.keys
+  ccf build -z -k z.keys -o z.ccf -q
+  check_eq "build -z: items (empty key skipped)" 4 "$(info_field z.ccf items)"
+  printf 'tab\there\0absent\tkey\0two\nlines\0cr\r\0cr\0plain' > z.query
+  printf '1\ttab\there\0000\tabsent\tkey\0001\ttwo\nlines\0001\tcr\r\0000\tcr\0001\tplain\0' > z.expected
+  rc=0
+  ccf query -z --all z.ccf -k z.query > z.out || rc=$?
+  check_same_file "query -z --all: NUL-separated output, keys byte for byte" z.expected z.out
+  printf 'tab\there\0two\nlines\0cr\r\0plain\0' > z.present
+  ccf query -z z.ccf < z.query > z.out || true
+  check_same_file "query -z: the present keys, NUL-terminated" z.present z.out
+  printf 'absent\tkey\0cr\0' > z.absent
+  ccf query -z -v z.ccf < z.query > z.out || true
+  check_same_file "query -z -v: the absent keys, NUL-terminated" z.absent z.out
+  # With -z a newline is part of the key: "two\nlines" is not "two" and "lines".
+  rc=0
+  printf 'two\0lines\0' | ccf query -z z.ccf > z.out || rc=$?
+  check_eq "query -z: newline-split parts of a key are absent" 1 "$rc"
+
+  # A key longer than 16 MiB is an error, not an allocation without bound.
+  head -c $((16 * 1024 * 1024 + 16)) /dev/zero | tr '\0' x > long.txt
+  expect_error "query a key longer than 16 MiB" 2 "long.txt" -- ccf query small.ccf -k long.txt
+  rm -f long.txt
+  # Failed writes of the answers.
+  expect_error "query with standard output full" 2 "No space left on device" -- \
+    timeout -k 5 60 bash -c 'exec "$@" > /dev/full' _ "$ccf_bin" query small.ccf -k small.txt
+  expect_error "info with standard output full" 2 "No space left on device" -- \
+    timeout -k 5 60 bash -c 'exec "$@" > /dev/full' _ "$ccf_bin" info small.ccf
+  expect_error "build -o - with standard output full" 2 "No space left on device" -- \
+    timeout -k 5 60 bash -c 'exec "$@" > /dev/full' _ "$ccf_bin" build -k small.txt -o -
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want streaming; then
+  keys k 1 1000 | ccf build -o stream.ccf -q
+  # query answers each key before its input ends: one key in, its answer out, then the next.
+  coproc QUERY { exec timeout -k 5 60 "$ccf_bin" query stream.ccf --all 2> stream.err; }
+  q_in=${QUERY[1]} q_out=${QUERY[0]} q_pid=$QUERY_PID
+  for key in k5 nope-5 k999; do
+    printf '%s\n' "$key" >&"$q_in"
+    IFS= read -r -t 10 line <&"$q_out" || line="(no answer within 10 s)"
+    expected=$'1\t'$key
+    [ "$key" = nope-5 ] && expected=$'0\tnope-5'
+    check_eq "query streams: the answer to '$key' before the input ends" "$expected" "$line"
+  done
+  printf 'k7\r\n\n' >&"$q_in"
+  IFS= read -r -t 10 line <&"$q_out" || line="(no answer within 10 s)"
+  check_eq "query streams: a CRLF key" $'1\tk7' "$line"
+  eval "exec $q_in>&-"
+  line=
+  IFS= read -r -t 10 line <&"$q_out" || true
+  check_eq "query streams: nothing more at the end of input" "" "$line"
+  eval "exec $q_out<&-"
+  rc=0
+  wait "$q_pid" || rc=$?
+  check_rc "streaming query" 0 "$rc" stream.err
+
+  # The same through a FIFO given with -k, NUL-separated.
+  mkfifo stream.fifo
+  timeout -k 5 60 "$ccf_bin" query -z stream.ccf -k stream.fifo > stream.out 2> stream.err &
+  z_pid=$!
+  exec {fifo_fd}<> stream.fifo  # read-write: opening never waits for the reader
+  printf 'k10\0nope\0' >&"$fifo_fd"
+  got=
+  for _ in $(seq 1 100); do
+    got=$(tr '\0' '|' < stream.out)
+    [ -n "$got" ] && break
+    sleep 0.1
+  done
+  check_eq "query -z -k FIFO streams: the answer before the input ends" "k10|" "$got"
+  exec {fifo_fd}>&-
+  rc=0
+  wait "$z_pid" || rc=$?
+  check_rc "query -z -k FIFO" 0 "$rc" stream.err
+
+  # Memory: $stream_keys keys from a pipe against a small filter. The query holds one 64 KiB
+  # piece of input and one batch of answers; reading all keys first would take hundreds of MB.
+  # Measured peak RSS (Release, x86-64): about 4.8 MB for 3,000,000 keys.
+  rss=
+  if [ "${CCF_CLI_PROC_RSS:-0}" != 1 ] && /usr/bin/time -f %M -o rss.gnu true 2> /dev/null &&
+     grep -qE '^[0-9]+$' rss.gnu; then
+    rc=0
+    keys k 1 "$stream_keys" | timeout -k 5 120 /usr/bin/time -f %M -o rss.txt \
+      "$ccf_bin" query stream.ccf > stream.out || rc=$?
+    check_eq "query of $stream_keys keys from a pipe: exit status" 0 "$rc"
+    rss=$(tail -1 rss.txt)
+    how="GNU time"
+  else
+    # No GNU time: VmHWM of the running query, read while its input pauses at the end.
+    { keys k 1 "$stream_keys"; sleep 1; } | "$ccf_bin" query stream.ccf > stream.out &
+    pid=$!
+    rss=0
+    deadline=$((SECONDS + 120))
+    while [ -r "/proc/$pid/status" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2> /dev/null &&
+          [ "$SECONDS" -lt "$deadline" ]; do
+      v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2> /dev/null || true)
+      [ -n "$v" ] && [ "$v" -gt "$rss" ] && rss=$v
+      sleep 0.05
+    done
+    rc=0
+    wait "$pid" || rc=$?
+    check_eq "query of $stream_keys keys from a pipe: exit status" 0 "$rc"
+    how="VmHWM"
+  fi
+  check_ge "query of $stream_keys keys: present keys printed" "$(lines stream.out)" 1000
+  echo "cli: peak RSS of a query of $stream_keys keys from a pipe: ${rss} KiB ($how)"
+  check_le "query of $stream_keys keys from a pipe: peak RSS in KiB" "${rss:-999999999}" "$max_rss_kb"
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want progress; then
+  # Keys in two bursts 0.4 s apart: the progress line (redrawn at most every 200 ms) gets drawn.
+  slow_keys() {
+    keys p 1 75000
+    sleep 0.4
+    keys p 75001 150000
+  }
+  slow_keys | CCF_PROGRESS=1 ccf build -o prog.ccf 2> prog.err
+  check_file_has "build with CCF_PROGRESS=1: a progress line" prog.err "keys/s"
+  check_file_has "build with CCF_PROGRESS=1: the progress line names the command" prog.err "ccf build"
+  last=$(tr '\r' '\n' < prog.err | tail -1)
+  [[ $last == $'\e[K'"ccf: 150000 keys"* ]] ||
+    fail "build with CCF_PROGRESS=1: the line erased, then the summary" '\r\e[Kccf: 150000 keys ...' \
+      "$(printf '%s' "$last" | od -c | head -2)"
+  slow_keys | CCF_PROGRESS=1 ccf query prog.ccf > /dev/null 2> prog.err
+  check_file_has "query with CCF_PROGRESS=1: a progress line" prog.err "keys/s"
+  check_eq "query with CCF_PROGRESS=1: the line erased at the end" $'\r\e[K' "$(tail -c 4 prog.err)"
+  keys g 1 10 | ccf build -o prog.grow.ccf --grow --capacity 1000 -q
+  slow_keys | CCF_PROGRESS=1 ccf add prog.grow.ccf 2> prog.err
+  check_file_has "add with CCF_PROGRESS=1: a progress line" prog.err "keys/s"
+  slow_keys | CCF_PROGRESS=1 ccf remove prog.grow.ccf 2> prog.err
+  check_file_has "remove with CCF_PROGRESS=1: a progress line" prog.err "keys/s"
+  # A regular input file: the share done and the time left. The answers go to a slow reader.
+  slow_keys > prog.txt
+  CCF_PROGRESS=1 ccf query prog.ccf -k prog.txt --all 2> prog.err |
+    { sleep 0.5; head -c 200000 > /dev/null; sleep 0.5; cat > /dev/null; }
+  check_file_has "query -k FILE with CCF_PROGRESS=1: the share done" prog.err "% of"
+  check_file_has "query -k FILE with CCF_PROGRESS=1: the time left" prog.err "left"
+  # Standard error not a terminal: the summary line and nothing else.
+  for setting in unset 0; do
+    if [ "$setting" = unset ]; then
+      slow_keys | ccf build -o prog.ccf 2> prog.err
+      slow_keys | ccf query prog.ccf > /dev/null 2> prog.q.err
+    else
+      slow_keys | CCF_PROGRESS=0 ccf build -o prog.ccf 2> prog.err
+      slow_keys | CCF_PROGRESS=0 ccf query prog.ccf > /dev/null 2> prog.q.err
+    fi
+    check_eq "build, CCF_PROGRESS $setting, standard error a file: one line" 1 "$(lines prog.err)"
+    if grep -q $'\r' prog.err || ! grep -q '^ccf: 150000 keys' prog.err; then
+      fail "build, CCF_PROGRESS $setting, standard error a file: the summary only" \
+        "ccf: 150000 keys ..." "$(od -c prog.err | head -3)"
+    fi
+    check_eq "query, CCF_PROGRESS $setting, standard error a file: nothing" "" "$(cat prog.q.err)"
+  done
+  # Standard error a terminal (script(1) gives one): the line is drawn; CCF_PROGRESS=0 stops it.
+  if command -v script > /dev/null && script -qec true /dev/null > /dev/null 2>&1; then
+    slow_keys > tty.keys
+    cat > tty.sh << EOF
+{ cat tty.keys; sleep 0.4; cat tty.keys; } | "$ccf_bin" query prog.ccf > /dev/null
+EOF
+    timeout -k 5 60 script -qec "bash tty.sh" /dev/null > tty.out 2>&1 || true
+    check_file_has "query, standard error a terminal: a progress line" tty.out "keys/s"
+    timeout -k 5 60 script -qec "CCF_PROGRESS=0 bash tty.sh" /dev/null > tty.out 2>&1 || true
+    if grep -q "keys/s" tty.out; then
+      fail "query, standard error a terminal, CCF_PROGRESS=0: no progress line" "no 'keys/s'" "$(head -c 300 tty.out)"
+    fi
+  fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want errors; then
+  expect_error "info of a missing file" 2 "missing.ccf" "No such file or directory" -- ccf info missing.ccf
+  expect_error "query of a missing file" 2 "missing.ccf" "No such file or directory" -- ccf query missing.ccf k
+  expect_error "remove from a missing file" 2 "missing.ccf" "No such file or directory" -- ccf remove missing.ccf k
+
+  size=$(stat -c %s static.ccf)
+  cp static.ccf corrupt.ccf
+  old=$(od -An -tu1 -j $((size / 2)) -N1 corrupt.ccf | tr -d ' ')
+  printf "\\$(printf '%03o' $((old ^ 255)))" | dd of=corrupt.ccf bs=1 seek=$((size / 2)) conv=notrunc 2> /dev/null
+  cmp -s static.ccf corrupt.ccf && fail "setup: a flipped byte" "a changed file" "the same file"
+  cp corrupt.ccf corrupt.orig
+  expect_error "info of a corrupt file" 2 "corrupt.ccf" "checksum" -- ccf info corrupt.ccf
+  expect_error "query of a corrupt file" 2 "corrupt.ccf" "checksum" -- ccf query corrupt.ccf key-1
+  expect_error "add to a corrupt file" 2 "corrupt.ccf" "checksum" -- ccf add corrupt.ccf key-1
+  check_same_file "add to a corrupt file: unchanged" corrupt.orig corrupt.ccf
+  head -c $((size / 2)) static.ccf > truncated.ccf
+  expect_error "info of a truncated file" 2 "truncated.ccf" "truncated" -- ccf info truncated.ccf
+  expect_error "query of a truncated file" 2 "truncated.ccf" "truncated" -- ccf query truncated.ccf k
+  expect_error "remove from a truncated file" 2 "truncated.ccf" "truncated" -- ccf remove truncated.ccf k
+  head -c 10 static.ccf > tiny.ccf
+  expect_error "info of a 10-byte file" 2 "tiny.ccf" -- ccf info tiny.ccf
+  : > empty.ccf
+  expect_error "info of an empty file" 2 "empty.ccf" -- ccf info empty.ccf
+  keys key- 1 10 > notafilter.ccf
+  expect_error "info of a key list" 2 "notafilter.ccf" -- ccf info notafilter.ccf
+
+  # A directory given as the filter: the message names it and says why.
+  mkdir dir
+  for cmd in info query add remove; do
+    args=(dir)
+    [ "$cmd" = info ] || args+=(k)
+    expect_error "$cmd of a directory" 2 "'dir'" -- ccf "$cmd" "${args[@]}"
+    grep -qE "Is a directory|not a regular file" stderr ||
+      fail "$cmd of a directory: the reason" "'Is a directory' or 'not a regular file'" "$(cat stderr)"
+  done
+
+  # Key files that cannot be read.
+  expect_error "build -k missing file" 2 "nokeys.txt" "No such file or directory" -- \
+    ccf build -k nokeys.txt -o nk.ccf
+  expect_error "query -k missing file" 2 "nokeys.txt" "No such file or directory" -- \
+    ccf query static.ccf -k nokeys.txt
+  expect_error "add -k missing file" 2 "nokeys.txt" "No such file or directory" -- \
+    ccf add static.ccf -k nokeys.txt
+  expect_error "build -k directory" 2 "'dir'" "Is a directory" -- ccf build -k dir -o nk.ccf
+  expect_error "query -k directory" 2 "'dir'" "Is a directory" -- ccf query static.ccf -k dir
+  [ ! -e nk.ccf ] || fail "build from an unreadable key file" "no file written" "nk.ccf exists"
+  if [ "$(id -u)" != 0 ]; then
+    keys k 1 3 > locked.txt
+    chmod 000 locked.txt
+    expect_error "query -k unreadable file" 2 "locked.txt" "Permission denied" -- \
+      ccf query static.ccf -k locked.txt
+  fi
+  expect_error "build -o in a missing directory" 2 "nodir/x.ccf" "No such file or directory" -- \
+    ccf build -k keys.txt -o nodir/x.ccf
+
+  # -o at targets that are not regular files: refused (exit 2), left as they were.
+  expect_error "build -o a directory" 2 "'dir'" -- ccf build -k keys.txt -o dir
+  [ -d dir ] || fail "build -o a directory" "dir still a directory" "$(ls -ld dir)"
+  cp static.ccf target.ccf
+  ln -sf target.ccf olink.ccf
+  expect_error "build -o a symbolic link" 2 "olink.ccf" -- ccf build -k keys.txt -o olink.ccf
+  [ -L olink.ccf ] || fail "build -o a symbolic link" "still a symbolic link" "$(ls -l olink.ccf)"
+  check_same_file "build -o a symbolic link: its target unchanged" static.ccf target.ccf
+  ln -s nowhere.ccf dangling.ccf
+  expect_error "build -o a dangling symbolic link" 2 "dangling.ccf" -- ccf build -k keys.txt -o dangling.ccf
+  [ -L dangling.ccf ] || fail "build -o a dangling symbolic link" "still a symbolic link" "$(ls -l dangling.ccf)"
+  [ ! -e nowhere.ccf ] || fail "build -o a dangling symbolic link" "nowhere.ccf not created" "it exists"
+  check_no_temp_files "-o refused" "$work"
+
+  # A device: first a node of our own (as root: a copy of /dev/full; otherwise a FIFO), then,
+  # only if the tool left that one alone, /dev/full itself.
+  if [ "$(id -u)" = 0 ]; then
+    mknod dev.node c 1 7
+    node_test=-c
+  else
+    mkfifo dev.node
+    node_test=-p
+  fi
+  expect_error "build -o a device node" 2 "dev.node" -- ccf build -k keys.txt -o dev.node
+  node_ok=1
+  [ "$node_test" dev.node ] || { node_ok=0; fail "build -o a device node" "still a device node" "$(ls -l dev.node)"; }
+  if [ "$node_test" = -c ]; then
+    expect_error "add to a device node" 2 "dev.node" -- ccf add dev.node k
+    [ -c dev.node ] || { node_ok=0; fail "add to a device node" "still a device node" "$(ls -l dev.node)"; }
+  fi
+  check_no_temp_files "-o a device node" "$work"
+  if [ "$node_ok" = 1 ] && [ -c /dev/full ]; then
+    ls -A /dev | grep '^\.ccf-' > dev.before || true
+    rc=0
+    timeout -k 5 60 "$ccf_bin" build -k keys.txt -o /dev/full 2> stderr || rc=$?
+    if [ ! -c /dev/full ]; then
+      if [ "$(id -u)" = 0 ]; then rm -f /dev/full && mknod -m 666 /dev/full c 1 7; fi
+      fail "build -o /dev/full: /dev/full still a character device (restored)" "a character device" \
+        "$(ls -l /dev/full)"
+    fi
+    check_rc "build -o /dev/full" 2 "$rc" stderr
+    check_one_error "build -o /dev/full" stderr
+    check_file_has "build -o /dev/full: the message names it" stderr "/dev/full"
+    expect_error "add to /dev/full" 2 "/dev/full" -- ccf add /dev/full k
+    [ -c /dev/full ] || fail "add to /dev/full" "/dev/full a character device" "$(ls -l /dev/full)"
+    ls -A /dev | grep '^\.ccf-' > dev.after || true
+    check_eq "build -o /dev/full: no temporary file left in /dev" "$(cat dev.before)" "$(cat dev.after)"
+  fi
+
+  # Usage errors are errors too: docs/cli.md, "Each error is one line on standard error,
+  # `ccf: ` and the message".
+  expect_error "usage error (unknown option): the message" 1 "frobnicate" -- \
+    ccf build -k keys.txt -o u.ccf --frobnicate
+  expect_error "usage error (query --all -v): the message" 2 -- ccf query static.ccf --all -v k
+fi
+
+elapsed=$((SECONDS - started))
+if [ "$failures" -ne 0 ]; then
+  echo "cli: $failures checks failed (${elapsed} s)"
+  exit 1
+fi
+echo "cli: all checks passed (${elapsed} s)"
