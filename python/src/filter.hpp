@@ -1,0 +1,252 @@
+// ccf — concurrent cuckoo filters.
+// python/src/filter.hpp: the filter behind ccf.CuckooFilter and ccf.GrowingCuckooFilter.
+//
+// py_filter wraps a ccf::runtime_filter. Threads: a sequential filter never releases the GIL, so
+// Python threads take turns on it. A concurrent filter releases the GIL for every batch (add_many,
+// contains_many, update, save, bytes), so threads run their batches on it at once; clear(), which
+// the filter does not allow during other operations, waits for the running batches (a
+// shared_mutex held shared by batches, exclusively by clear) and holds the GIL meanwhile, so no
+// single-item call runs beside it either.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <ccf/runtime_filter.hpp>
+
+#include "items.hpp"
+
+namespace ccf_py {
+
+/// ccf.FilterFullError, set by the module.
+inline PyObject* filter_full_error = nullptr;
+
+/// Raises ccf.FilterFullError; its `inserted` attribute says how many items of the call went in
+/// (those before the first refused one).
+[[noreturn]] inline void raise_full(std::size_t inserted) {
+  const std::string msg = "ccf: the filter is full (" + std::to_string(inserted) +
+                          " items of this call inserted, the next refused); use a larger "
+                          "capacity or a GrowingCuckooFilter";
+  py::object e = py::reinterpret_borrow<py::object>(filter_full_error)(msg);
+  e.attr("inserted") = inserted;
+  PyErr_SetObject(filter_full_error, e.ptr());
+  throw py::error_already_set();
+}
+
+class py_filter {
+ public:
+  py_filter(ccf::runtime_filter f, bool concurrent)
+      : f_(std::move(f)), concurrent_(concurrent), hasher_(f_.seed()) {}
+  virtual ~py_filter() = default;
+  py_filter(const py_filter&) = delete;
+  py_filter& operator=(const py_filter&) = delete;
+
+  static ccf::filter_kind kind_for(bool concurrent) noexcept {
+    return concurrent ? ccf::filter_kind::concurrent : ccf::filter_kind::sequential;
+  }
+
+  const ccf::runtime_filter& get() const noexcept { return f_; }
+  bool concurrent() const noexcept { return concurrent_; }
+  std::uint64_t hash(py::handle item) const { return hasher_.item(item); }
+
+  // ---- one item (the GIL held) ----
+  void add(py::handle item) {
+    if (!f_.insert_hash(hasher_.item(item))) raise_full(0);
+  }
+  bool remove(py::handle item) { return f_.erase_hash(hasher_.item(item)); }
+  bool contains(py::handle item) const { return f_.contains_hash(hasher_.item(item)); }
+  std::size_t count(py::handle item) const { return f_.count_hash(hasher_.item(item)); }
+
+  // ---- batches ----
+  void add_many(py::handle items) {
+    if (py::isinstance<py::array>(items))
+      return add_array(py::reinterpret_borrow<py::array>(items));
+    update(items);
+  }
+  py::array_t<bool> contains_many(py::handle items) const {
+    if (py::isinstance<py::array>(items))
+      return contains_array(py::reinterpret_borrow<py::array>(items));
+    return contains_iterable(items);
+  }
+  /// Adds the items of any iterable, hashing them in chunks (the GIL held) and inserting each
+  /// chunk as a batch. An item that is not one raises after the items before it are added.
+  void update(py::handle items) {
+    py::iterator it = py::iter(items);
+    std::vector<std::uint64_t> hashes;
+    std::size_t done = 0;
+    for (bool last = false; !last;) {
+      hashes.clear();
+      try {
+        last = hasher_.items(it, hashes, iterable_chunk);
+      } catch (...) {
+        insert_hashes(hashes, done);  // the Python error is held by the exception meanwhile
+        throw;
+      }
+      insert_hashes(hashes, done);
+    }
+  }
+
+  void clear() {
+    std::unique_lock<std::shared_mutex> lock;
+    if (concurrent_) lock = std::unique_lock(mutex_);
+    f_.clear();
+  }
+
+  // ---- files and bytes ----
+  py::bytes to_bytes() const {
+    std::vector<std::byte> b;
+    {
+      batch_guard g(*this);
+      b = f_.to_bytes();
+    }
+    return py::bytes(reinterpret_cast<const char*>(b.data()), b.size());
+  }
+  void save(py::handle path) const {
+    const std::string p = fs_path(path);
+    bool ok = false;
+    int err = 0;
+    {
+      batch_guard g(*this);
+      std::ofstream out(p, std::ios::binary | std::ios::trunc);
+      if (out) f_.save(out);
+      if (out) out.close();
+      ok = !out.fail();
+      err = errno;
+    }
+    if (!ok) {
+      errno = err != 0 ? err : EIO;
+      io_error(path);
+    }
+  }
+  /// A filter read from bytes or a file; the GIL is released while it loads.
+  static ccf::runtime_filter from_bytes(py::handle data, bool concurrent) {
+    const py::buffer_info info = py::reinterpret_borrow<py::buffer>(data).request();
+    if (info.ndim != 1 || info.strides[0] != info.itemsize) {
+      throw py::type_error("ccf: filter bytes must be a contiguous buffer (bytes, bytearray ...)");
+    }
+    const std::span<const std::byte> span(static_cast<const std::byte*>(info.ptr),
+                                          static_cast<std::size_t>(info.size * info.itemsize));
+    py::gil_scoped_release nogil;
+    return ccf::runtime_filter::load(span, kind_for(concurrent));
+  }
+  static ccf::runtime_filter from_file(py::handle path, bool concurrent) {
+    const std::string p = fs_path(path);
+    std::ifstream in(p, std::ios::binary);
+    if (!in) io_error(path);
+    py::gil_scoped_release nogil;
+    return ccf::runtime_filter::load(in, kind_for(concurrent));
+  }
+
+ private:
+  static constexpr std::size_t array_chunk = 16384;     // hashes of an array per batch
+  static constexpr std::size_t iterable_chunk = 65536;  // hashes of an iterable per batch
+
+  /// For a concurrent filter: the GIL released and the filter's lock held shared, for a batch.
+  class batch_guard {
+   public:
+    explicit batch_guard(const py_filter& f) {
+      if (!f.concurrent_) return;
+      nogil_.emplace();
+      lock_ = std::shared_lock(f.mutex_);
+    }
+
+   private:
+    std::optional<py::gil_scoped_release> nogil_;
+    std::shared_lock<std::shared_mutex> lock_;  // released before the GIL is taken back
+  };
+
+  /// Inserts `hashes` (a batch), counting into `done`; FilterFullError at the first refusal.
+  void insert_hashes(std::span<const std::uint64_t> hashes, std::size_t& done) {
+    std::size_t n = 0;
+    {
+      batch_guard g(*this);
+      n = f_.insert_many_hashes(hashes);
+    }
+    done += n;
+    if (n < hashes.size()) raise_full(done);
+  }
+
+  void add_array(const py::array& a) {
+    const std::uint64_t* values = u64_data(a);
+    const std::size_t n = static_cast<std::size_t>(a.size());
+    std::size_t done = 0;
+    {
+      batch_guard g(*this);
+      std::vector<std::uint64_t> hashes(std::min(n, array_chunk));
+      while (done < n) {
+        const std::size_t m = std::min(array_chunk, n - done);
+        hasher_.u64s(values + done, m, hashes.data());
+        const std::size_t in = f_.insert_many_hashes(std::span(hashes.data(), m));
+        done += in;
+        if (in < m) break;
+      }
+    }
+    if (done < n) raise_full(done);
+  }
+  py::array_t<bool> contains_array(const py::array& a) const {
+    const std::uint64_t* values = u64_data(a);
+    const std::size_t n = static_cast<std::size_t>(a.size());
+    py::array_t<bool> found(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
+    bool* out = found.mutable_data();
+    {
+      batch_guard g(*this);
+      std::vector<std::uint64_t> hashes(std::min(n, array_chunk));
+      for (std::size_t i = 0; i < n; i += array_chunk) {
+        const std::size_t m = std::min(array_chunk, n - i);
+        hasher_.u64s(values + i, m, hashes.data());
+        f_.contains_many_hashes(std::span(hashes.data(), m), std::span(out + i, m));
+      }
+    }
+    return found;
+  }
+  py::array_t<bool> contains_iterable(py::handle items) const {
+    py::iterator it = py::iter(items);
+    std::vector<std::uint64_t> hashes;
+    hasher_.items(it, hashes, static_cast<std::size_t>(-1));
+    py::array_t<bool> found(static_cast<py::ssize_t>(hashes.size()));
+    bool* out = found.mutable_data();
+    batch_guard g(*this);
+    f_.contains_many_hashes(hashes, std::span(out, hashes.size()));
+    return found;
+  }
+
+  /// A path (str, bytes or os.PathLike) as the bytes the OS takes.
+  static std::string fs_path(py::handle path) {
+    return py::bytes(py::module_::import("os").attr("fsencode")(path));
+  }
+  [[noreturn]] static void io_error(py::handle path) {
+    PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path.ptr());
+    throw py::error_already_set();
+  }
+
+  ccf::runtime_filter f_;
+  bool concurrent_;
+  item_hasher hasher_;
+  mutable std::shared_mutex mutex_;
+};
+
+/// ccf.CuckooFilter: a filter of fixed capacity.
+class static_filter final : public py_filter {
+ public:
+  using py_filter::py_filter;
+};
+
+/// ccf.GrowingCuckooFilter: a filter that doubles when it fills.
+class growing_filter final : public py_filter {
+ public:
+  using py_filter::py_filter;
+};
+
+}  // namespace ccf_py

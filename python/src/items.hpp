@@ -1,0 +1,150 @@
+// ccf — concurrent cuckoo filters.
+// python/src/items.hpp: how the Python package turns items into ccf's 64-bit key hashes.
+//
+// Every item is a byte string to ccf: an int is its 8 bytes little-endian (0 <= item < 2**64), a
+// str its UTF-8 encoding, bytes and other buffer objects their bytes. The byte string is hashed
+// exactly as ccf::runtime_filter::hash_of does (XXH3 with the filter's key seed), so a filter built
+// by C++ or by the ccf tool answers the same in Python, in any process.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ccf/hash.hpp>
+
+namespace ccf_py {
+
+namespace py = pybind11;
+
+static_assert(std::endian::native == std::endian::little,
+              "ccf's Python package hashes an int as its 8 bytes little-endian, in place");
+
+/// Raises `type` with `message` (for the Python exceptions pybind11 has no class for).
+[[noreturn]] inline void raise(PyObject* type, const std::string& message) {
+  PyErr_SetString(type, message.c_str());
+  throw py::error_already_set();
+}
+
+/// Hashes byte strings and Python items as ccf does for a filter with a given seed.
+class item_hasher {
+ public:
+  explicit item_hasher(std::uint64_t seed) : key_seed_(ccf::key_seed(seed)) {}
+
+  std::uint64_t bytes(std::string_view b) const noexcept {
+    return ccf::hash<std::string_view>{}(b, key_seed_);
+  }
+  /// The hash of v's 8 bytes, little-endian: that of the int v.
+  std::uint64_t u64(std::uint64_t v) const noexcept {
+    char b[sizeof v];
+    std::memcpy(b, &v, sizeof v);
+    return bytes(std::string_view(b, sizeof v));
+  }
+  /// Hashes values[0, n) into out[0, n).
+  void u64s(const std::uint64_t* values, std::size_t n, std::uint64_t* out) const noexcept {
+    for (std::size_t i = 0; i < n; ++i)
+      out[i] = u64(values[i]);
+  }
+
+  /// The hash of one Python item; TypeError, ValueError or OverflowError for what is not an item.
+  std::uint64_t item(py::handle obj) const {
+    PyObject* o = obj.ptr();
+    if (PyBytes_Check(o)) return bytes(std::string_view(PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o)));
+    if (PyUnicode_Check(o)) {
+      Py_ssize_t n = 0;
+      const char* s = PyUnicode_AsUTF8AndSize(o, &n);
+      if (s == nullptr) throw py::error_already_set();
+      return bytes(std::string_view(s, static_cast<std::size_t>(n)));
+    }
+    if (PyLong_Check(o)) return u64(int_value(o));
+    if (is_numpy_integer(o))
+      return u64(int_value(py::reinterpret_steal<py::object>(index(o)).ptr()));
+    if (PyObject_CheckBuffer(o)) return buffer(o);
+    if (PyIndex_Check(o)) return u64(int_value(py::reinterpret_steal<py::object>(index(o)).ptr()));
+    throw py::type_error(std::string("ccf: an item is an int, str, bytes or a buffer, not ") +
+                         Py_TYPE(o)->tp_name);
+  }
+
+  /// The hashes of the items of an iterable, appended to `out`, at most `limit` of them; returns
+  /// whether the iterable is exhausted.
+  bool items(py::iterator& it, std::vector<std::uint64_t>& out, std::size_t limit) const {
+    for (std::size_t i = 0; i < limit; ++i) {
+      if (it == py::iterator::sentinel()) return true;
+      out.push_back(item(*it));
+      ++it;
+    }
+    return it == py::iterator::sentinel();
+  }
+
+ private:
+  /// An int in [0, 2**64): ValueError below, OverflowError above.
+  static std::uint64_t int_value(PyObject* o) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow == 0) {
+      if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+      if (v < 0) throw py::value_error("ccf: an int item must be in [0, 2**64), not negative");
+      return static_cast<std::uint64_t>(v);
+    }
+    if (overflow < 0) throw py::value_error("ccf: an int item must be in [0, 2**64), not negative");
+    const unsigned long long u = PyLong_AsUnsignedLongLong(o);
+    if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+      PyErr_Clear();
+      raise(PyExc_OverflowError, "ccf: an int item must be in [0, 2**64), not 2**64 or more");
+    }
+    return u;
+  }
+  static PyObject* index(PyObject* o) {
+    PyObject* i = PyNumber_Index(o);
+    if (i == nullptr) throw py::error_already_set();
+    return i;
+  }
+  static bool is_numpy_integer(PyObject* o) {
+    static PyObject* const integer = py::object(py::module_::import("numpy").attr("integer"))
+                                         .release()
+                                         .ptr();  // kept for the process
+    const int r = PyObject_IsInstance(o, integer);
+    if (r < 0) throw py::error_already_set();
+    return r == 1;
+  }
+  std::uint64_t buffer(PyObject* o) const {
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) != 0) {
+      PyErr_Clear();
+      throw py::type_error(std::string("ccf: a buffer item must be C-contiguous bytes; this ") +
+                           Py_TYPE(o)->tp_name + " is not");
+    }
+    const std::uint64_t h = bytes(
+        std::string_view(static_cast<const char*>(view.buf), static_cast<std::size_t>(view.len)));
+    PyBuffer_Release(&view);
+    return h;
+  }
+
+  std::uint64_t key_seed_;
+};
+
+/// The data of a numpy array of native uint64, C-contiguous, used in place; TypeError for any
+/// other array (never a silent conversion or copy).
+inline const std::uint64_t* u64_data(const py::array& a) {
+  const py::dtype dt = a.dtype();
+  const std::string order = py::str(dt.attr("byteorder"));
+  const bool native = order == "=" || order == "|" || order == "<";
+  if (dt.kind() != 'u' || dt.itemsize() != 8 || !native) {
+    throw py::type_error("ccf: a numpy array of items must have dtype uint64, not " +
+                         std::string(py::str(py::handle(dt))) +
+                         " (convert it with a.astype(numpy.uint64))");
+  }
+  if ((a.flags() & py::array::c_style) == 0) {
+    throw py::type_error(
+        "ccf: a numpy array of items must be C-contiguous (use numpy.ascontiguousarray)");
+  }
+  return static_cast<const std::uint64_t*>(a.data());
+}
+
+}  // namespace ccf_py

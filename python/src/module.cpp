@@ -1,0 +1,272 @@
+// ccf — concurrent cuckoo filters.
+// python/src/module.cpp: the ccf._ccf extension module (the classes and functions of the ccf
+// package; python/ccf/__init__.py re-exports them).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include <ccf/runtime_filter.hpp>
+#include <ccf/version.hpp>
+
+#include "filter.hpp"
+#include "items.hpp"
+
+namespace py = pybind11;
+using ccf_py::growing_filter;
+using ccf_py::py_filter;
+using ccf_py::static_filter;
+
+namespace {
+
+void check_capacity(std::int64_t capacity, const char* name) {
+  if (capacity <= 0) {
+    throw py::value_error(std::string("ccf: ") + name + " must be at least 1, not " +
+                          std::to_string(capacity));
+  }
+}
+void check_fpr(double fpr) {
+  if (!(fpr > 0.0 && fpr <= 0.5)) {
+    std::ostringstream s;
+    s << "ccf: fpr (the target false-positive rate) must be in (0, 0.5], not " << fpr;
+    throw py::value_error(s.str());
+  }
+}
+
+std::unique_ptr<static_filter> make_static(std::int64_t capacity, double fpr, bool concurrent,
+                                           std::uint64_t seed) {
+  check_capacity(capacity, "capacity");
+  check_fpr(fpr);
+  ccf::filter_config c = ccf::filter_config::for_rate(static_cast<std::size_t>(capacity), fpr,
+                                                      py_filter::kind_for(concurrent));
+  c.seed = seed;
+  return std::make_unique<static_filter>(ccf::runtime_filter(c), concurrent);
+}
+
+std::unique_ptr<growing_filter> make_growing(std::int64_t initial_capacity, double fpr,
+                                             bool concurrent, unsigned max_doublings,
+                                             std::uint64_t seed) {
+  check_capacity(initial_capacity, "initial_capacity");
+  check_fpr(fpr);
+  ccf::filter_config c =
+      ccf::filter_config::growing_for_rate(static_cast<std::size_t>(initial_capacity), fpr,
+                                           py_filter::kind_for(concurrent), max_doublings);
+  c.seed = seed;
+  return std::make_unique<growing_filter>(ccf::runtime_filter(c), concurrent);
+}
+
+/// The Python object for a loaded filter: a GrowingCuckooFilter or a CuckooFilter.
+py::object wrap(ccf::runtime_filter f, bool concurrent) {
+  if (f.growing()) return py::cast(std::make_unique<growing_filter>(std::move(f), concurrent));
+  return py::cast(std::make_unique<static_filter>(std::move(f), concurrent));
+}
+
+template <class Wanted>
+std::unique_ptr<Wanted> from_bytes_as(py::handle data, bool concurrent) {
+  ccf::runtime_filter f = py_filter::from_bytes(data, concurrent);
+  constexpr bool want_growing = std::is_same_v<Wanted, growing_filter>;
+  if (f.growing() != want_growing) {
+    throw py::value_error(want_growing ? "ccf: these bytes hold a static filter: use "
+                                         "CuckooFilter.frombytes or ccf.loads"
+                                       : "ccf: these bytes hold a growing filter: use "
+                                         "GrowingCuckooFilter.frombytes or ccf.loads");
+  }
+  return std::make_unique<Wanted>(std::move(f), concurrent);
+}
+
+std::string filter_repr(const py_filter& p) {
+  const ccf::runtime_filter& f = p.get();
+  std::ostringstream s;
+  s << (f.growing() ? "GrowingCuckooFilter" : "CuckooFilter") << "(size=" << f.size()
+    << ", capacity=" << f.capacity() << ", fpr=" << f.design_fpr()
+    << ", fingerprint_bits=" << f.fingerprint_bits()
+    << ", slots_per_bucket=" << f.slots_per_bucket()
+    << ", concurrent=" << (p.concurrent() ? "True" : "False") << ")";
+  return s.str();
+}
+
+const char* const filter_doc = R"(The methods and properties common to ccf's filters.
+
+A cuckoo filter answers "may this item be in the set?": never wrongly "no" for an item added
+(and not removed), and wrongly "yes" for other items at about the false-positive rate `fpr`.
+Items are int (0 <= item < 2**64, hashed as 8 bytes little-endian), str (UTF-8), bytes or any
+C-contiguous buffer (its bytes); numpy.uint64 arrays are taken in place by add_many and
+contains_many. Hashes are ccf's own seeded XXH3: the same in every process, in C++ and in the
+ccf tool. Use CuckooFilter or GrowingCuckooFilter to make one.)";
+
+void bind_items(py::class_<py_filter>& c) {
+  c.def("add", &py_filter::add, py::arg("item"),
+        "Adds item. A full CuckooFilter raises FilterFullError (the filter is unchanged).\n"
+        "Adding an item twice stores it twice (two removes take it out).")
+      .def("remove", &py_filter::remove, py::arg("item"),
+           "Removes one copy of item; returns whether one was found. Remove only items that\n"
+           "were added: removing another may remove an item sharing its fingerprint.")
+      .def("__contains__", &py_filter::contains, py::arg("item"),
+           "Whether item may be in the filter (False is certain; True is wrong at about the\n"
+           "false-positive rate).")
+      .def("count", &py_filter::count, py::arg("item"),
+           "How many copies of item's fingerprint the filter holds (at least the times item\n"
+           "was added and not removed).")
+      .def("hash", &py_filter::hash, py::arg("item"),
+           "The 64-bit hash this filter gives item (stable across processes).")
+      .def(
+          "__len__", [](const py_filter& f) { return f.get().size(); }, "The number of items held.")
+      .def("add_many", &py_filter::add_many, py::arg("items"),
+           "Adds many items: a numpy.uint64 array (C-contiguous, used in place, never copied;\n"
+           "any other dtype or layout raises TypeError) or any iterable of items. Items are\n"
+           "added in order; a full CuckooFilter raises FilterFullError, whose `inserted`\n"
+           "attribute counts the items of this call that went in. A concurrent filter releases\n"
+           "the GIL while it works, so other threads run meanwhile.")
+      .def("contains_many", &py_filter::contains_many, py::arg("items"),
+           "Membership of many items, as a numpy bool array: for a numpy.uint64 array (used in\n"
+           "place; any other dtype or a non-contiguous array raises TypeError), of its shape;\n"
+           "for any other iterable, one entry per item. A concurrent filter releases the GIL.")
+      .def("update", &py_filter::update, py::arg("items"),
+           "Adds the items of any iterable (as add_many), in batches of 65536; a concurrent\n"
+           "filter releases the GIL while each batch goes in.")
+      .def("clear", &py_filter::clear, "Removes every item (the table keeps its size).");
+}
+
+void bind_properties(py::class_<py_filter>& c) {
+  using f = py_filter;
+  c.def_property_readonly(
+       "capacity", [](const f& p) { return p.get().capacity(); },
+       "Items the filter is sized for (a growing filter: at its current size).")
+      .def_property_readonly(
+          "load_factor", [](const f& p) { return p.get().load_factor(); },
+          "The fraction of the table's slots in use.")
+      .def_property_readonly(
+          "fpr", [](const f& p) { return p.get().design_fpr(); },
+          "The false-positive rate expected once the filter holds `capacity`\n"
+          "items (at most the rate asked for; a growing filter: its bound at\n"
+          "its current size).")
+      .def_property_readonly(
+          "expected_fpr", [](const f& p) { return p.get().expected_fpr(); },
+          "The false-positive rate expected at the current load.")
+      .def_property_readonly(
+          "size_in_bytes", [](const f& p) { return p.get().size_in_bytes(); },
+          "The memory of the filter's table, in bytes.")
+      .def_property_readonly(
+          "fingerprint_bits", [](const f& p) { return p.get().fingerprint_bits(); },
+          "Bits per slot (a growing filter: its slot width).")
+      .def_property_readonly(
+          "slots_per_bucket", [](const f& p) { return p.get().slots_per_bucket(); },
+          "Slots in each bucket.")
+      .def_property_readonly(
+          "num_buckets", [](const f& p) { return p.get().num_buckets(); }, "Buckets in the table.")
+      .def_property_readonly(
+          "growing", [](const f& p) { return p.get().growing(); },
+          "Whether this is a growing filter.")
+      .def_property_readonly(
+          "doublings", [](const f& p) { return p.get().doublings(); },
+          "How many times a growing filter doubled (0 for a static filter).")
+      .def_property_readonly("concurrent", &f::concurrent,
+                             "Whether several threads may use the filter at once (batch calls\n"
+                             "then release the GIL).")
+      .def_property_readonly(
+          "seed", [](const f& p) { return p.get().seed(); }, "The hash seed.");
+}
+
+void bind_files(py::class_<py_filter>& c) {
+  c.def("save", &py_filter::save, py::arg("path"),
+        "Writes the filter to a file (str, bytes or os.PathLike) in ccf's file format, which\n"
+        "C++ ccf and the ccf tool read. OSError if the file cannot be written.")
+      .def("__bytes__", &py_filter::to_bytes,
+           "The filter in ccf's file format (as save writes it).")
+      .def(
+          "__reduce__",
+          [](const py_filter& p) {
+            // ccf._restore is a Python function, so that pickle can name it.
+            return py::make_tuple(py::module_::import("ccf").attr("_restore"),
+                                  py::make_tuple(p.to_bytes(), p.concurrent()));
+          },
+          "Pickling: the filter travels as its bytes.")
+      .def("__repr__", &filter_repr);
+}
+
+void bind_classes(py::module_& m) {
+  py::class_<py_filter> base(m, "Filter", filter_doc);
+  bind_items(base);
+  bind_properties(base);
+  bind_files(base);
+
+  py::class_<static_filter, py_filter>(m, "CuckooFilter", R"(A cuckoo filter of fixed capacity.
+
+CuckooFilter(capacity, fpr=0.001, *, concurrent=True, seed=ccf.default_seed)
+
+capacity: the items it must hold; fpr: the target false-positive rate, in (0, 0.5]. The layout of
+least memory for them is picked (fingerprint bits and slots per bucket). Adding to a full filter
+raises FilterFullError. concurrent=True: threads may use it at once and batch calls release the
+GIL; concurrent=False: a faster single-threaded table that keeps the GIL.)")
+      .def(py::init(&make_static), py::arg("capacity"), py::arg("fpr") = 0.001, py::kw_only(),
+           py::arg("concurrent") = true, py::arg("seed") = ccf::default_seed)
+      .def_static("frombytes", &from_bytes_as<static_filter>, py::arg("data"), py::kw_only(),
+                  py::arg("concurrent") = true,
+                  "A CuckooFilter from bytes in ccf's file format (bytes(f), a file's content).\n"
+                  "FormatError if they are not a filter; ValueError if they hold a growing one.");
+
+  py::class_<growing_filter, py_filter>(m, "GrowingCuckooFilter",
+                                        R"(A cuckoo filter that doubles whenever it fills.
+
+GrowingCuckooFilter(initial_capacity, fpr=0.001, *, concurrent=True, max_doublings=16,
+                    seed=ccf.default_seed)
+
+It holds initial_capacity items before it first doubles, and keeps its false-positive rate at most
+fpr (in (0, 0.5]) for max_doublings doublings (beyond that the rate rises). Adding never raises
+FilterFullError.)")
+      .def(py::init(&make_growing), py::arg("initial_capacity"), py::arg("fpr") = 0.001,
+           py::kw_only(), py::arg("concurrent") = true, py::arg("max_doublings") = 16U,
+           py::arg("seed") = ccf::default_seed)
+      .def_static("frombytes", &from_bytes_as<growing_filter>, py::arg("data"), py::kw_only(),
+                  py::arg("concurrent") = true,
+                  "A GrowingCuckooFilter from bytes in ccf's file format. FormatError if they\n"
+                  "are not a filter; ValueError if they hold a static one.");
+
+  for (const char* name : {"Filter", "CuckooFilter", "GrowingCuckooFilter"})
+    m.attr(name).attr("__module__") = "ccf";
+}
+
+void bind_functions(py::module_& m) {
+  m.def(
+      "load",
+      [](py::handle path, bool concurrent) {
+        return wrap(py_filter::from_file(path, concurrent), concurrent);
+      },
+      py::arg("path"), py::kw_only(), py::arg("concurrent") = true,
+      "Reads a filter file (saved by Filter.save, C++ ccf or `ccf build`): a CuckooFilter or a\n"
+      "GrowingCuckooFilter, as the file holds. FormatError for a file that is not a valid\n"
+      "filter; OSError if it cannot be read.");
+  m.def(
+      "loads",
+      [](py::handle data, bool concurrent) {
+        return wrap(py_filter::from_bytes(data, concurrent), concurrent);
+      },
+      py::arg("data"), py::kw_only(), py::arg("concurrent") = true,
+      "A filter from bytes in ccf's file format: a CuckooFilter or a GrowingCuckooFilter.\n"
+      "FormatError if they are not a valid filter.");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_ccf, m) {
+  m.doc() = "ccf's concurrent cuckoo filters (the extension module behind the ccf package).";
+  py::register_exception<ccf::format_error>(m, "FormatError", PyExc_ValueError);
+  m.attr("FormatError").attr("__module__") = "ccf";
+  m.attr("FormatError").attr("__doc__") =
+      "Bytes or a file that are not a valid ccf filter (a ValueError).";
+  ccf_py::filter_full_error =
+      PyErr_NewExceptionWithDoc("ccf.FilterFullError",
+                                "A static filter had no room for an item. Its `inserted` "
+                                "attribute: the items of the call added before it.",
+                                PyExc_Exception, nullptr);
+  if (ccf_py::filter_full_error == nullptr) throw py::error_already_set();
+  m.attr("FilterFullError") = py::reinterpret_borrow<py::object>(ccf_py::filter_full_error);
+  m.attr("__version__") = ccf::version_string;
+  m.attr("default_seed") = ccf::default_seed;
+  bind_classes(m);
+  bind_functions(m);
+}

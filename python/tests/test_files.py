@@ -1,0 +1,171 @@
+"""Files and bytes: save/load, bytes/frombytes, pickling, corrupt input, the ccf tool."""
+
+import copy
+import pathlib
+import pickle
+
+import numpy as np
+import pytest
+
+import ccf
+
+WORDS = [f"key-{i}" for i in range(5000)]
+OTHERS = [f"other-{i}" for i in range(20000)]
+
+
+def filled(kind, concurrent=True):
+    if kind == "growing":
+        f = ccf.GrowingCuckooFilter(500, 0.01, concurrent=concurrent)
+    else:
+        f = ccf.CuckooFilter(len(WORDS), 0.01, concurrent=concurrent)
+    f.update(WORDS)
+    return f
+
+
+def answers(f, keys):
+    return f.contains_many(keys).tolist()
+
+
+@pytest.mark.parametrize("kind", ["static", "growing"])
+def test_save_load(tmp_path, kind):
+    f = filled(kind)
+    path = tmp_path / "f.ccf"
+    f.save(path)
+    for p in (path, str(path), bytes(path)):
+        g = ccf.load(p)
+        assert type(g) is type(f)
+        assert len(g) == len(f) and g.capacity == f.capacity
+        assert g.fingerprint_bits == f.fingerprint_bits and g.growing == f.growing
+        assert answers(g, WORDS + OTHERS) == answers(f, WORDS + OTHERS)
+    assert path.read_bytes()[:80] == bytes(f)[:80]
+    if kind == "static":
+        assert path.read_bytes() == bytes(f)
+    seq = ccf.load(path, concurrent=False)
+    assert seq.concurrent is False and answers(seq, OTHERS) == answers(f, OTHERS)
+
+
+@pytest.mark.parametrize("kind", ["static", "growing"])
+def test_bytes_round_trip(kind):
+    f = filled(kind)
+    data = bytes(f)
+    assert data[:8] == b"CCFILTER"
+    cls = type(f)
+    for buf in (data, bytearray(data), memoryview(data)):
+        g = cls.frombytes(buf)
+        assert type(g) is cls
+        assert answers(g, WORDS + OTHERS) == answers(f, WORDS + OTHERS)
+    again = bytes(ccf.loads(data))
+    assert len(again) == len(data) and again[:80] == data[:80]
+    if kind == "static":
+        assert again == data  # a growing filter may list its kept hashes in another order
+    other = ccf.GrowingCuckooFilter if cls is ccf.CuckooFilter else ccf.CuckooFilter
+    with pytest.raises(ValueError, match="frombytes"):
+        other.frombytes(data)
+
+
+@pytest.mark.parametrize("kind", ["static", "growing"])
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_pickle_and_copy(kind, concurrent):
+    f = filled(kind, concurrent)
+    for g in (pickle.loads(pickle.dumps(f)), copy.copy(f), copy.deepcopy(f)):
+        assert type(g) is type(f) and g is not f
+        assert g.concurrent is concurrent
+        assert len(g) == len(f) and g.capacity == f.capacity and g.seed == f.seed
+        assert answers(g, WORDS + OTHERS) == answers(f, WORDS + OTHERS)
+        if kind == "static":
+            assert bytes(g) == bytes(f)
+        g.add("only-in-copy")
+        assert len(g) == len(f) + 1  # an independent filter
+
+
+def test_corrupt_bytes():
+    data = bytearray(bytes(filled("static")))
+    with pytest.raises(ccf.FormatError):
+        ccf.loads(b"")
+    with pytest.raises(ccf.FormatError):
+        ccf.loads(b"not a filter at all, not even close" * 4)
+    with pytest.raises(ccf.FormatError):
+        ccf.CuckooFilter.frombytes(bytes(data[:-1]))  # truncated
+    flipped = bytearray(data)
+    flipped[len(flipped) // 2] ^= 0x40  # a payload bit: the checksum catches it
+    with pytest.raises(ccf.FormatError):
+        ccf.loads(flipped)
+    bad_version = bytearray(data)
+    bad_version[8] = 99
+    with pytest.raises(ValueError):
+        ccf.loads(bad_version)
+    assert issubclass(ccf.FormatError, ValueError)
+    with pytest.raises(TypeError):
+        ccf.loads("a str is not bytes")
+
+
+def test_file_errors(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        ccf.load(tmp_path / "missing.ccf")
+    with pytest.raises(OSError):
+        filled("static").save(tmp_path / "no-such-dir" / "f.ccf")
+    (tmp_path / "junk.ccf").write_bytes(b"junk" * 100)
+    with pytest.raises(ccf.FormatError):
+        ccf.load(tmp_path / "junk.ccf")
+
+
+def write_keys(path: pathlib.Path, keys):
+    path.write_text("".join(k + "\n" for k in keys))
+    return path
+
+
+def tool_answers(tool, filter_path, keys_path):
+    """The tool's answer for each key of keys_path (`ccf query --all`), in order."""
+    out = tool("query", filter_path, "-k", keys_path, "--all", check=False)
+    assert out.returncode in (0, 1), out.stderr
+    lines = out.stdout.decode().splitlines()
+    return [line.startswith("1\t") for line in lines], [line[2:] for line in lines]
+
+
+@pytest.mark.parametrize("grow", [False, True])
+def test_tool_built_filter_loads_in_python(tool, tmp_path, grow):
+    keys = write_keys(tmp_path / "keys.txt", WORDS)
+    queries = write_keys(tmp_path / "queries.txt", WORDS[:1000] + OTHERS)
+    args = ["build", "-k", keys, "-o", tmp_path / "f.ccf", "--fpr", "0.01", "-q"]
+    tool(*(args + (["--grow", "--capacity", "300"] if grow else [])))
+    f = ccf.load(tmp_path / "f.ccf")
+    assert f.growing is grow and len(f) == len(WORDS)
+    assert f.contains_many(WORDS).all()
+    expected, echoed = tool_answers(tool, tmp_path / "f.ccf", queries)
+    assert echoed == WORDS[:1000] + OTHERS
+    assert answers(f, WORDS[:1000] + OTHERS) == expected
+    assert 0 < sum(expected[1000:]) < len(OTHERS) * 0.05  # some false positives, not many
+
+
+@pytest.mark.parametrize("kind", ["static", "growing"])
+def test_python_saved_filter_read_by_tool(tool, tmp_path, kind):
+    f = filled(kind)
+    f.save(tmp_path / "f.ccf")
+    queries = write_keys(tmp_path / "queries.txt", WORDS + OTHERS)
+    expected, _ = tool_answers(tool, tmp_path / "f.ccf", queries)
+    assert all(expected[: len(WORDS)])
+    assert expected == answers(f, WORDS + OTHERS)
+    info = tool("info", tmp_path / "f.ccf").stdout.decode()
+    assert str(len(f)) in info
+
+
+def test_tool_add_then_python_sees_it(tool, tmp_path):
+    f = ccf.CuckooFilter(1000)
+    f.add("from-python")
+    f.save(tmp_path / "f.ccf")
+    tool("add", tmp_path / "f.ccf", "from-the-tool", "-q")
+    g = ccf.load(tmp_path / "f.ccf")
+    assert "from-python" in g and "from-the-tool" in g and len(g) == 2
+    # int keys are their 8 bytes: a key of the tool with those bytes is the int
+    assert g.hash(0x6F2D6D6F7266) == g.hash(b"from-o\x00\x00")
+
+
+def test_seed_is_kept(tool, tmp_path):
+    keys = write_keys(tmp_path / "keys.txt", WORDS[:100])
+    tool("build", "-k", keys, "-o", tmp_path / "f.ccf", "--seed", "77", "-q")
+    f = ccf.load(tmp_path / "f.ccf")
+    assert f.seed == 77
+    assert f.contains_many(WORDS[:100]).all()
+    g = ccf.CuckooFilter(100, seed=77)
+    assert g.hash("key-1") == f.hash("key-1") != ccf.CuckooFilter(100).hash("key-1")
+    assert np.asarray(f.contains_many(WORDS[:100])).sum() == 100

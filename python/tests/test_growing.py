@@ -1,0 +1,46 @@
+"""The growing filter: it doubles as it fills and keeps every item."""
+
+import numpy as np
+import pytest
+
+import ccf
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_grows_to_a_hundred_times(concurrent):
+    f = ccf.GrowingCuckooFilter(1000, 0.001, concurrent=concurrent)
+    assert f.growing is True and f.doublings == 0
+    initial = f.capacity
+    keys = np.arange(100_000, dtype=np.uint64)
+    f.add_many(keys[:50_000])
+    f.update(int(k) for k in keys[50_000:])
+    assert len(f) == 100_000
+    assert f.doublings >= 6 and f.capacity >= 100_000 > initial
+    assert f.contains_many(keys).all()
+    assert all(int(k) in f for k in keys[::1000])
+    assert 0 < f.fpr <= 0.001
+
+
+def test_growing_false_positive_rate():
+    f = ccf.GrowingCuckooFilter(2000, 0.01)
+    f.add_many(np.arange(200_000, dtype=np.uint64))
+    queries = 1_000_000
+    measured = f.contains_many(np.arange(10**9, 10**9 + queries, dtype=np.uint64)).mean()
+    assert 0 < f.fpr <= 0.01
+    assert measured <= 2 * f.fpr + 4 * (f.fpr / queries) ** 0.5
+
+
+def test_growing_remove_and_count():
+    f = ccf.GrowingCuckooFilter(100)
+    f.update(["x", "y", "x"])
+    assert f.count("x") == 2 and len(f) == 3
+    assert f.remove("x") and f.remove("x")
+    assert "x" not in f and "y" in f
+
+
+def test_growing_arguments():
+    f = ccf.GrowingCuckooFilter(100, 0.01, max_doublings=4, seed=9, concurrent=False)
+    assert f.seed == 9 and f.concurrent is False
+    assert "GrowingCuckooFilter(" in repr(f)
+    with pytest.raises(TypeError):
+        ccf.GrowingCuckooFilter(100, 0.01, 4)  # max_doublings is keyword-only

@@ -1,0 +1,168 @@
+"""Single items: add, remove, membership, count, len, hashing of each item type, properties."""
+
+import array
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ccf
+
+
+@pytest.fixture(params=[True, False], ids=["concurrent", "sequential"])
+def concurrent(request):
+    return request.param
+
+
+def test_add_contains_remove(concurrent):
+    f = ccf.CuckooFilter(1000, concurrent=concurrent)
+    assert len(f) == 0 and "a" not in f
+    assert f.add("a") is None
+    assert "a" in f and len(f) == 1
+    assert f.count("a") == 1
+    f.add("a")
+    assert f.count("a") == 2 and len(f) == 2
+    assert f.remove("a") is True
+    assert "a" in f
+    assert f.remove("a") is True
+    assert "a" not in f and len(f) == 0
+    assert f.remove("a") is False
+
+
+def test_item_types_hash_as_bytes():
+    f = ccf.CuckooFilter(1000)
+    assert f.hash("héllo") == f.hash("héllo".encode("utf-8"))
+    assert f.hash(b"abc") == f.hash(bytearray(b"abc")) == f.hash(memoryview(b"abc"))
+    assert f.hash(array.array("B", b"abc")) == f.hash(b"abc")
+    for v in (0, 1, 5, 2**32 + 7, 2**64 - 1):
+        assert f.hash(v) == f.hash(v.to_bytes(8, "little"))
+        assert f.hash(np.uint64(v)) == f.hash(v)
+    assert f.hash(np.int32(7)) == f.hash(7)
+    assert f.hash(True) == f.hash(1)
+    assert f.hash(b"abc") != f.hash(b"abd")
+
+
+def test_int_item_equals_its_bytes():
+    f = ccf.CuckooFilter(1000)
+    f.add(12345)
+    assert (12345).to_bytes(8, "little") in f
+    f.add(b"\x07" + bytes(7))
+    assert 7 in f
+
+
+def test_bad_items():
+    f = ccf.CuckooFilter(100)
+    with pytest.raises(ValueError):
+        f.add(-1)
+    with pytest.raises(OverflowError):
+        f.add(2**64)
+    with pytest.raises(ValueError):
+        _ = -(2**70) in f
+    for bad in (1.5, None, object(), [1, 2]):
+        with pytest.raises(TypeError):
+            f.add(bad)
+    with pytest.raises(TypeError):
+        f.add(np.arange(4, dtype=np.uint64)[::2])  # not a contiguous buffer
+    assert len(f) == 0
+
+
+def test_hash_is_stable_across_processes():
+    f = ccf.CuckooFilter(10)
+    code = "import ccf; f = ccf.CuckooFilter(10); print(f.hash(b'stable'), f.hash(42), f.hash('é'))"
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True)
+    assert out.stdout.split() == [str(f.hash(b"stable")).encode(), str(f.hash(42)).encode(),
+                                  str(f.hash("é")).encode()]
+
+
+def test_seed_changes_hash():
+    a = ccf.CuckooFilter(10)
+    b = ccf.CuckooFilter(10, seed=ccf.default_seed + 1)
+    assert a.seed == ccf.default_seed and b.seed == ccf.default_seed + 1
+    assert a.hash(b"x") != b.hash(b"x")
+
+
+def test_properties(concurrent):
+    f = ccf.CuckooFilter(10_000, 0.001, concurrent=concurrent)
+    assert f.capacity >= 10_000
+    assert 0 < f.fpr <= 0.001
+    assert f.expected_fpr == 0.0 and f.load_factor == 0.0
+    assert f.fingerprint_bits in (4, 8, 12, 16, 32)
+    assert f.slots_per_bucket in (2, 4, 8)
+    assert f.num_buckets * f.slots_per_bucket >= f.capacity
+    assert f.size_in_bytes * 8 >= f.num_buckets * f.slots_per_bucket * f.fingerprint_bits
+    assert f.growing is False and f.doublings == 0
+    assert f.concurrent is concurrent
+    f.update(range(5000))
+    assert f.load_factor == pytest.approx(5000 / (f.num_buckets * f.slots_per_bucket))
+    assert 0 < f.expected_fpr < f.fpr
+    assert "CuckooFilter(size=5000" in repr(f)
+
+
+def test_lower_rate_takes_more_memory():
+    loose = ccf.CuckooFilter(100_000, 0.05)
+    tight = ccf.CuckooFilter(100_000, 0.00001)
+    assert tight.size_in_bytes > loose.size_in_bytes
+    assert tight.fpr <= 0.00001 < loose.fpr <= 0.05
+
+
+def test_clear(concurrent):
+    f = ccf.CuckooFilter(1000, concurrent=concurrent)
+    f.update(["a", "b", "c"])
+    assert len(f) == 3
+    f.clear()
+    assert len(f) == 0 and "a" not in f
+
+
+def test_update_generator_and_len():
+    f = ccf.CuckooFilter(200_000)
+    f.update(str(i) for i in range(100_000))  # more than one batch of the iterable
+    assert len(f) == 100_000
+    assert all(str(i) in f for i in range(0, 100_000, 997))
+
+
+@pytest.mark.parametrize("capacity", [0, -5])
+def test_bad_capacity(capacity):
+    with pytest.raises(ValueError, match="capacity"):
+        ccf.CuckooFilter(capacity)
+    with pytest.raises(ValueError, match="initial_capacity"):
+        ccf.GrowingCuckooFilter(capacity)
+
+
+@pytest.mark.parametrize("fpr", [0.0, -0.1, 0.51, 1.0, float("nan"), float("inf")])
+def test_bad_fpr(fpr):
+    with pytest.raises(ValueError, match="fpr"):
+        ccf.CuckooFilter(100, fpr)
+    with pytest.raises(ValueError, match="fpr"):
+        ccf.GrowingCuckooFilter(100, fpr)
+
+
+def test_bad_argument_types():
+    with pytest.raises(TypeError):
+        ccf.CuckooFilter("100")
+    with pytest.raises(TypeError):
+        ccf.CuckooFilter(100.0)
+    with pytest.raises(TypeError):
+        ccf.CuckooFilter(100, 0.01, True)  # concurrent is keyword-only
+    with pytest.raises(TypeError):
+        ccf.Filter()
+
+
+def test_unreachable_rate_is_value_error():
+    with pytest.raises(ValueError):
+        ccf.CuckooFilter(100, 1e-300)
+
+
+def test_full_filter_raises():
+    f = ccf.CuckooFilter(100, concurrent=False)
+    with pytest.raises(ccf.FilterFullError) as info:
+        for i in range(100_000):
+            f.add(i)
+    assert isinstance(info.value, Exception)
+    assert info.value.inserted == 0
+    assert 100 <= len(f) < 100_000
+    n = len(f)
+    assert all(i in f for i in range(n))  # nothing added before is lost
+    assert not issubclass(ccf.FilterFullError, ValueError)

@@ -1,0 +1,124 @@
+"""Threads: a concurrent filter runs batches of several Python threads at once (the GIL is
+released); a sequential filter keeps the GIL, so its calls never overlap."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import ccf
+
+N = 3_000_000  # items per thread: each add_many takes a good fraction of a second
+
+
+def two_threads(f, call):
+    """Thread A starts call(f, 0) and signals; thread B waits 50 ms, then runs call(f, 1).
+    Returns the (start, end) perf_counter times of each call."""
+    times = [None, None]
+    a_started = threading.Event()
+    errors = []
+
+    def run(i):
+        try:
+            if i == 1:
+                a_started.wait()
+                time.sleep(0.05)  # A is inside its call by now
+            start = time.perf_counter()
+            if i == 0:
+                a_started.set()
+            call(f, i)
+            times[i] = (start, time.perf_counter())
+        except BaseException as e:  # reported by the test
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    return times
+
+
+def ranges():
+    return [np.arange(i * N, (i + 1) * N, dtype=np.uint64) for i in (0, 1)]
+
+
+def test_concurrent_add_many_overlaps_and_loses_nothing():
+    f = ccf.CuckooFilter(2 * N, 0.001, concurrent=True)
+    keys = ranges()
+    (a_start, a_end), (b_start, b_end) = two_threads(f, lambda f, i: f.add_many(keys[i]))
+    # B began its call while A was still inside its own: both ran in C++ at once, which only
+    # happens when add_many releases the GIL.
+    assert a_start < b_start < a_end
+    assert min(a_end, b_end) - b_start > 0
+    assert len(f) == 2 * N
+    assert f.contains_many(keys[0]).all() and f.contains_many(keys[1]).all()
+
+
+def test_concurrent_contains_many_overlaps():
+    f = ccf.CuckooFilter(N, 0.01, concurrent=True)
+    keys = ranges()[0]
+    f.add_many(keys)
+    results = [None, None]
+
+    def call(f, i):
+        results[i] = f.contains_many(keys)
+
+    (a_start, a_end), (b_start, _) = two_threads(f, call)
+    assert a_start < b_start < a_end
+    assert results[0].all() and results[1].all()
+
+
+def test_sequential_filter_keeps_the_gil():
+    f = ccf.CuckooFilter(2 * N, 0.001, concurrent=False)
+    keys = ranges()
+    (a_start, a_end), (b_start, b_end) = two_threads(f, lambda f, i: f.add_many(keys[i]))
+    # B could not run Python code while A was in add_many: its call started after A's ended.
+    assert b_start >= a_end
+    assert len(f) == 2 * N
+    assert f.contains_many(keys[0]).all() and f.contains_many(keys[1]).all()
+
+
+@pytest.mark.parametrize("growing", [False, True])
+def test_many_threads_mixed_work(growing):
+    f = ccf.GrowingCuckooFilter(1000) if growing else ccf.CuckooFilter(400_000)
+    chunks = [np.arange(i * 50_000, (i + 1) * 50_000, dtype=np.uint64) for i in range(8)]
+    barrier = threading.Barrier(4)
+
+    def work(t):
+        barrier.wait()
+        for c in chunks[t::4]:
+            f.add_many(c)
+            assert f.contains_many(c).all()
+        f.update(str(i) for i in range(t * 1000, (t + 1) * 1000))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(f) == 8 * 50_000 + 4000
+    assert f.contains_many(np.concatenate(chunks)).all()
+    assert f.contains_many([str(i) for i in range(4000)]).all()
+
+
+def test_clear_waits_for_running_batches():
+    f = ccf.CuckooFilter(N, 0.01, concurrent=True)
+    keys = ranges()[0]
+    started = threading.Event()
+
+    def adder():
+        started.set()
+        f.add_many(keys)
+
+    t = threading.Thread(target=adder)
+    t.start()
+    started.wait()
+    time.sleep(0.02)
+    f.clear()  # after the batch (whole) or before it: never in its middle
+    t.join()
+    assert len(f) in (0, N)
+    f.clear()
+    assert len(f) == 0 and not f.contains_many(keys[:1000]).any()
