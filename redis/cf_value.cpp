@@ -1,0 +1,185 @@
+// ccf — concurrent cuckoo filters.
+// redis/cf_value.cpp: key values and their dumps.
+#include "cf_value.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <new>
+
+namespace ccf_redis {
+namespace {
+
+constexpr std::string_view dump_magic = "CCFREDIS";
+constexpr std::string_view ccf_magic = "CCFILTER";
+constexpr std::uint32_t dump_version = 1;
+constexpr std::size_t ccf_word_count_offset = 56;
+
+std::uint64_t read_le(std::string_view bytes, std::size_t offset, std::size_t width) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < width; ++i)
+    v |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes[offset + i])) << (8 * i);
+  return v;
+}
+
+void write_le(std::string& out, std::uint64_t v, std::size_t width) {
+  for (std::size_t i = 0; i < width; ++i)
+    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+std::string dump_header(const filter_meta& m) {
+  std::string h(dump_magic);
+  write_le(h, dump_version, 4);
+  write_le(h, 0, 4);
+  write_le(h, m.expansion, 8);
+  write_le(h, m.max_iterations, 8);
+  write_le(h, m.deleted, 8);
+  return h;
+}
+
+/// The size of the ccf filter file starting at `offset`, from its header's word count.
+std::optional<std::size_t> ccf_file_size(std::string_view bytes, std::size_t offset,
+                                         std::string& error) {
+  if (bytes.size() < offset + ccf_header_size) {
+    error = "ERR invalid chunk: the first chunk must hold the whole header";
+    return std::nullopt;
+  }
+  if (bytes.substr(offset, ccf_magic.size()) != ccf_magic) {
+    error = "ERR invalid chunk: not a ccf filter";
+    return std::nullopt;
+  }
+  const std::uint64_t words = read_le(bytes, offset + ccf_word_count_offset, 8);
+  const std::uint64_t max_words =
+      (std::numeric_limits<std::size_t>::max() - offset - ccf_header_size - ccf_trailer_size) / 8;
+  if (words > max_words) {
+    error = "ERR invalid chunk: the header claims an impossible size";
+    return std::nullopt;
+  }
+  return offset + ccf_header_size + 8 * static_cast<std::size_t>(words) + ccf_trailer_size;
+}
+
+}  // namespace
+
+cf_value* cf_value::create(filter&& f, const filter_meta& meta) {
+  void* p = api::alloc(sizeof(cf_value));
+  return new (p) cf_value(std::move(f), meta);
+}
+
+cf_value* cf_value::create_pending(std::string_view first_chunk, std::size_t total) {
+  void* p = api::alloc(sizeof(cf_value));
+  try {
+    return new (p) cf_value(first_chunk, total);
+  } catch (...) {
+    api::dealloc(p);
+    throw;
+  }
+}
+
+cf_value::cf_value(std::string_view first_chunk, std::size_t total)
+    : pending_(first_chunk.begin(), first_chunk.end()), total_(total) {}
+
+void cf_value::destroy(cf_value* v) noexcept {
+  if (v == nullptr) return;
+  v->~cf_value();
+  api::dealloc(v);
+}
+
+std::size_t cf_value::memory_usage() const noexcept {
+  std::size_t bytes = sizeof(cf_value) + pending_.capacity();
+  if (filter_) bytes += filter_->size_in_bytes();
+  return bytes;
+}
+
+dump_bytes::dump_bytes(const cf_value& v) {
+  if (v.pending()) {
+    head_.assign(v.pending_bytes().begin(), v.pending_bytes().end());
+  } else {
+    head_ = dump_header(v.meta());
+    body_ = v.get().to_bytes();
+  }
+}
+
+void dump_bytes::read(std::size_t offset, std::size_t len, std::string& out) const {
+  out.resize(len);
+  std::size_t done = 0;
+  if (offset < head_.size()) {
+    done = std::min(len, head_.size() - offset);
+    std::memcpy(out.data(), head_.data() + offset, done);
+  }
+  if (done < len) {
+    const std::size_t from = offset + done - head_.size();
+    std::memcpy(out.data() + done, body_.data() + from, len - done);
+  }
+}
+
+std::optional<std::size_t> dump_size(std::string_view prefix, std::string& error) {
+  if (prefix.substr(0, dump_magic.size()) == dump_magic) {
+    if (prefix.size() < dump_header_size) {
+      error = "ERR invalid chunk: the first chunk must hold the whole header";
+      return std::nullopt;
+    }
+    if (read_le(prefix, 8, 4) != dump_version) {
+      error = "ERR invalid chunk: unknown dump version";
+      return std::nullopt;
+    }
+    return ccf_file_size(prefix, dump_header_size, error);
+  }
+  return ccf_file_size(prefix, 0, error);
+}
+
+cf_value* load_dump(std::string_view bytes, std::string& error) {
+  const std::optional<std::size_t> size = dump_size(bytes, error);
+  if (!size) return nullptr;
+  if (*size != bytes.size()) {
+    error = "ERR invalid dump: " + std::to_string(bytes.size()) + " bytes where the header says " +
+            std::to_string(*size);
+    return nullptr;
+  }
+  const bool wrapped = bytes.substr(0, dump_magic.size()) == dump_magic;
+  const std::size_t skip = wrapped ? dump_header_size : 0;
+  return load_dump(bytes.substr(0, skip), bytes.substr(skip), error);
+}
+
+cf_value* load_dump(std::string_view head, std::string_view body, std::string& error) {
+  if (!head.empty()) {
+    if (head.size() != dump_header_size || head.substr(0, dump_magic.size()) != dump_magic ||
+        read_le(head, 8, 4) != dump_version) {
+      error = "ERR invalid dump: bad module header";
+      return nullptr;
+    }
+  }
+  const auto* data = reinterpret_cast<const std::byte*>(body.data());
+  try {
+    filter f =
+        filter::load(std::span<const std::byte>(data, body.size()), ccf::filter_kind::sequential);
+    filter_meta m;
+    if (!head.empty()) {
+      m.expansion = read_le(head, 16, 8);
+      m.max_iterations = read_le(head, 24, 8);
+      m.deleted = read_le(head, 32, 8);
+    } else {
+      m.expansion = f.growing() ? 1 : 0;
+      m.max_iterations = f.max_kicks();
+    }
+    if (!f.growing()) m.expansion = 0;
+    if (f.growing() && m.expansion == 0) m.expansion = 1;
+    return cf_value::create(std::move(f), m);
+  } catch (const std::exception& e) {
+    error = std::string("ERR invalid dump: ") + e.what();
+    return nullptr;
+  }
+}
+
+cf_value* load_first_chunk(std::string_view chunk, std::string& error) {
+  const std::optional<std::size_t> size = dump_size(chunk, error);
+  if (!size) return nullptr;
+  if (*size == chunk.size()) return load_dump(chunk, error);
+  if (*size < chunk.size()) {
+    error = "ERR invalid chunk: longer than the dump its header describes";
+    return nullptr;
+  }
+  return cf_value::create_pending(chunk, *size);
+}
+
+}  // namespace ccf_redis

@@ -1,0 +1,296 @@
+// ccf — concurrent cuckoo filters.
+// redis/commands.cpp: CF.RESERVE, CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX, CF.EXISTS,
+// CF.MEXISTS, CF.DEL, CF.COUNT, CF.INFO (the dump commands are in dump_commands.cpp).
+//
+// Every write that reaches a filter is replicated verbatim: insertion is deterministic (ccf's
+// breadth-first search, no randomness), so a replica ends with the same table.
+#include <exception>
+#include <memory>
+#include <vector>
+
+#include "commands.hpp"
+
+namespace ccf_redis {
+
+int dump_commands_register(api::context* ctx);
+
+namespace {
+
+struct reserve_options {
+  std::size_t capacity = 0;
+  std::optional<unsigned> bucket_size;
+  std::uint64_t max_iterations = settings.default_max_iterations;
+  std::uint64_t expansion = settings.default_expansion;
+  double error = settings.default_error;
+};
+
+cf_value* make_filter(const reserve_options& o) {
+  ccf::filter_config c;
+  if (o.expansion == 0) {
+    if (o.bucket_size) {
+      const ccf::filter_params p =
+          ccf::detail::params_with_slots(o.capacity, o.error, *o.bucket_size);
+      if (p.fingerprint_bits == 0)
+        throw std::invalid_argument("no fingerprint width reaches that ERROR rate");
+      c.capacity = o.capacity;
+      c.fingerprint_bits = p.fingerprint_bits;
+      c.slots_per_bucket = *o.bucket_size;
+    } else {
+      c = ccf::filter_config::for_rate(o.capacity, o.error);
+    }
+    c.max_kicks = o.max_iterations;
+  } else {
+    c = ccf::filter_config::growing_for_rate(o.capacity, o.error);
+  }
+  return cf_value::create(filter(c), filter_meta{o.expansion, o.max_iterations, 0});
+}
+
+/// Parses CF.RESERVE's options (argv[3...]); an error text, or nullptr.
+const char* parse_reserve_options(api::string** argv, int argc, reserve_options& o) {
+  for (int i = 3; i + 1 < argc; i += 2) {
+    const std::string_view name = arg(argv[i]);
+    const std::optional<long long> n = to_integer(argv[i + 1]);
+    if (is_keyword(name, "BUCKETSIZE")) {
+      if (!n || *n < 1 || *n > 255)
+        return "ERR BUCKETSIZE parameter needs to be a positive integer";
+      o.bucket_size = static_cast<unsigned>(*n);
+    } else if (is_keyword(name, "MAXITERATIONS")) {
+      if (!n || *n < 1 || *n > 65535)
+        return "ERR MAXITERATIONS parameter needs to be a positive integer";
+      o.max_iterations = static_cast<std::uint64_t>(*n);
+    } else if (is_keyword(name, "EXPANSION")) {
+      if (!n || *n < 0 || *n > 32768)
+        return "ERR EXPANSION parameter needs to be a non-negative integer";
+      o.expansion = static_cast<std::uint64_t>(*n);
+    } else if (is_keyword(name, "ERROR")) {
+      double rate = 0;
+      if (api::string_to_double(argv[i + 1], &rate) != api::ok || !(rate > 0.0 && rate < 1.0))
+        return "ERR ERROR parameter needs to be a rate between 0 and 1";
+      o.error = rate;
+    } else {
+      return err_syntax;
+    }
+  }
+  if (o.expansion == 0 && o.bucket_size && *o.bucket_size != 2 && *o.bucket_size != 4 &&
+      *o.bucket_size != 8)
+    return "ERR BUCKETSIZE must be 2, 4 or 8 (EXPANSION 0)";
+  return nullptr;
+}
+
+int reserve_command(api::context* ctx, api::string** argv, int argc) {
+  if (argc < 3 || argc % 2 == 0) return api::wrong_arity(ctx);
+  const std::optional<long long> capacity = to_integer(argv[2]);
+  if (!capacity || *capacity < 1 || *capacity > max_capacity)
+    return api::reply_with_error(ctx, err_capacity);
+  reserve_options o;
+  o.capacity = static_cast<std::size_t>(*capacity);
+  if (const char* e = parse_reserve_options(argv, argc, o)) return api::reply_with_error(ctx, e);
+  key_handle key(ctx, argv[1], api::mode_read | api::mode_write);
+  const auto s = key.lookup();
+  if (s == key_handle::state::wrong_type) return reply_not_filter(ctx, s);
+  if (s != key_handle::state::missing) return api::reply_with_error(ctx, err_exists);
+  if (!key.set(make_filter(o))) return api::reply_with_error(ctx, "ERR could not store the filter");
+  api::replicate_verbatim(ctx);
+  return api::reply_with_simple_string(ctx, "OK");
+}
+
+/// The filter of a key for an insert, made with the defaults when missing; nullptr after an error
+/// reply.
+cf_value* filter_for_insert(api::context* ctx, key_handle& key, std::size_t capacity, bool create) {
+  const auto s = key.lookup();
+  if (s == key_handle::state::filter) return key.value();
+  if (s != key_handle::state::missing) {
+    reply_not_filter(ctx, s);
+    return nullptr;
+  }
+  if (!create) {
+    api::reply_with_error(ctx, err_not_found);
+    return nullptr;
+  }
+  if (!key.set(make_default_filter(capacity))) {
+    api::reply_with_error(ctx, "ERR could not store the filter");
+    return nullptr;
+  }
+  return key.value();
+}
+
+/// CF.ADD (nx false) and CF.ADDNX (nx true).
+int add_command(api::context* ctx, api::string** argv, int argc, bool nx) {
+  if (argc != 3) return api::wrong_arity(ctx);
+  key_handle key(ctx, argv[1], api::mode_read | api::mode_write);
+  cf_value* v = filter_for_insert(ctx, key, settings.default_capacity, true);
+  if (v == nullptr) return api::ok;
+  api::replicate_verbatim(ctx);
+  const std::string_view item = arg(argv[2]);
+  if (nx && v->get().contains(item)) return api::reply_with_long_long(ctx, 0);
+  if (!v->get().insert(item)) return api::reply_with_error(ctx, err_full);
+  return api::reply_with_long_long(ctx, 1);
+}
+
+int add(api::context* ctx, api::string** argv, int argc) {
+  return add_command(ctx, argv, argc, false);
+}
+int addnx(api::context* ctx, api::string** argv, int argc) {
+  return add_command(ctx, argv, argc, true);
+}
+
+/// CF.INSERT / CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item...
+int insert_command(api::context* ctx, api::string** argv, int argc, bool nx) {
+  if (argc < 4) return api::wrong_arity(ctx);
+  std::size_t capacity = settings.default_capacity;
+  bool create = true;
+  int items = 0;
+  for (int i = 2; i < argc && items == 0; ++i) {
+    const std::string_view name = arg(argv[i]);
+    if (is_keyword(name, "ITEMS")) {
+      items = i + 1;
+    } else if (is_keyword(name, "NOCREATE")) {
+      create = false;
+    } else if (is_keyword(name, "CAPACITY") && i + 1 < argc) {
+      const std::optional<long long> c = to_integer(argv[++i]);
+      if (!c || *c < 1 || *c > max_capacity) return api::reply_with_error(ctx, err_capacity);
+      capacity = static_cast<std::size_t>(*c);
+    } else {
+      return api::reply_with_error(ctx, err_syntax);
+    }
+  }
+  if (items == 0 || items >= argc) return api::wrong_arity(ctx);
+  key_handle key(ctx, argv[1], api::mode_read | api::mode_write);
+  cf_value* v = filter_for_insert(ctx, key, capacity, create);
+  if (v == nullptr) return api::ok;
+  api::replicate_verbatim(ctx);
+  api::reply_with_array(ctx, argc - items);
+  for (int i = items; i < argc; ++i) {
+    const std::string_view item = arg(argv[i]);
+    if (nx && v->get().contains(item)) {
+      api::reply_with_long_long(ctx, 0);
+    } else {
+      api::reply_with_long_long(ctx, v->get().insert(item) ? 1 : -1);
+    }
+  }
+  return api::ok;
+}
+
+int insert(api::context* ctx, api::string** argv, int argc) {
+  return insert_command(ctx, argv, argc, false);
+}
+int insertnx(api::context* ctx, api::string** argv, int argc) {
+  return insert_command(ctx, argv, argc, true);
+}
+
+/// The filter of a key for a read; nullptr when missing (`missing` set) or after an error reply.
+cf_value* filter_for_read(api::context* ctx, key_handle& key, bool& missing) {
+  const auto s = key.lookup();
+  missing = s == key_handle::state::missing;
+  if (s == key_handle::state::filter) return key.value();
+  if (!missing) reply_not_filter(ctx, s);
+  return nullptr;
+}
+
+int exists(api::context* ctx, api::string** argv, int argc) {
+  if (argc != 3) return api::wrong_arity(ctx);
+  key_handle key(ctx, argv[1], api::mode_read);
+  bool missing = false;
+  cf_value* v = filter_for_read(ctx, key, missing);
+  if (v == nullptr) return missing ? api::reply_with_long_long(ctx, 0) : api::ok;
+  return api::reply_with_long_long(ctx, v->get().contains(arg(argv[2])) ? 1 : 0);
+}
+
+int mexists(api::context* ctx, api::string** argv, int argc) {
+  if (argc < 3) return api::wrong_arity(ctx);
+  key_handle key(ctx, argv[1], api::mode_read);
+  bool missing = false;
+  cf_value* v = filter_for_read(ctx, key, missing);
+  if (v == nullptr && !missing) return api::ok;
+  const std::size_t n = static_cast<std::size_t>(argc - 2);
+  std::unique_ptr<bool[]> found(new bool[n]());
+  if (v != nullptr) {
+    std::vector<std::uint64_t> hashes(n);
+    for (std::size_t i = 0; i < n; ++i)
+      hashes[i] = v->get().hash_of(arg(argv[i + 2]));
+    v->get().contains_many_hashes(hashes, std::span<bool>(found.get(), n));
+  }
+  api::reply_with_array(ctx, static_cast<long>(n));
+  for (std::size_t i = 0; i < n; ++i)
+    api::reply_with_long_long(ctx, found[i] ? 1 : 0);
+  return api::ok;
+}
+
+int del(api::context* ctx, api::string** argv, int argc) {
+  if (argc != 3) return api::wrong_arity(ctx);
+  key_handle key(ctx, argv[1], api::mode_read | api::mode_write);
+  bool missing = false;
+  cf_value* v = filter_for_read(ctx, key, missing);
+  if (v == nullptr) return missing ? api::reply_with_error(ctx, err_not_found) : api::ok;
+  if (!v->get().erase(arg(argv[2]))) return api::reply_with_long_long(ctx, 0);
+  ++v->meta().deleted;
+  api::replicate_verbatim(ctx);
+  return api::reply_with_long_long(ctx, 1);
+}
+
+int count(api::context* ctx, api::string** argv, int argc) {
+  if (argc != 3) return api::wrong_arity(ctx);
+  key_handle key(ctx, argv[1], api::mode_read);
+  bool missing = false;
+  cf_value* v = filter_for_read(ctx, key, missing);
+  if (v == nullptr) return missing ? api::reply_with_long_long(ctx, 0) : api::ok;
+  return api::reply_with_long_long(ctx, static_cast<long long>(v->get().count(arg(argv[2]))));
+}
+
+void reply_field(api::context* ctx, const char* name, std::uint64_t value) {
+  api::reply_with_simple_string(ctx, name);
+  api::reply_with_long_long(ctx, static_cast<long long>(value));
+}
+
+int info(api::context* ctx, api::string** argv, int argc) {
+  if (argc != 2) return api::wrong_arity(ctx);
+  key_handle key(ctx, argv[1], api::mode_read);
+  bool missing = false;
+  cf_value* v = filter_for_read(ctx, key, missing);
+  if (v == nullptr) return missing ? api::reply_with_error(ctx, err_not_found) : api::ok;
+  const filter& f = v->get();
+  api::reply_with_map(ctx, 8);  // RESP3 map; a flat array of 16 under RESP2
+  reply_field(ctx, "Size", f.size_in_bytes());
+  reply_field(ctx, "Number of buckets", f.num_buckets());
+  reply_field(ctx, "Number of filters", 1);
+  reply_field(ctx, "Number of items inserted", f.size());
+  reply_field(ctx, "Number of items deleted", v->meta().deleted);
+  reply_field(ctx, "Bucket size", f.slots_per_bucket());
+  reply_field(ctx, "Expansion rate", v->meta().expansion);
+  reply_field(ctx, "Max iterations", v->meta().max_iterations);
+  return api::ok;
+}
+
+}  // namespace
+
+cf_value* make_default_filter(std::size_t capacity) {
+  reserve_options o;
+  o.capacity = capacity;
+  return make_filter(o);
+}
+
+bool register_commands(api::context* ctx) {
+  struct entry {
+    const char* name;
+    api::command_fn fn;
+    const char* flags;
+  };
+  const entry commands[] = {
+      {"CF.RESERVE", guarded<reserve_command>, "write deny-oom"},
+      {"CF.ADD", guarded<add>, "write deny-oom"},
+      {"CF.ADDNX", guarded<addnx>, "write deny-oom"},
+      {"CF.INSERT", guarded<insert>, "write deny-oom"},
+      {"CF.INSERTNX", guarded<insertnx>, "write deny-oom"},
+      {"CF.EXISTS", guarded<exists>, "readonly fast"},
+      {"CF.MEXISTS", guarded<mexists>, "readonly fast"},
+      {"CF.DEL", guarded<del>, "write fast"},
+      {"CF.COUNT", guarded<count>, "readonly fast"},
+      {"CF.INFO", guarded<info>, "readonly fast"},
+  };
+  for (const entry& c : commands) {
+    if (api::create_command(ctx, c.name, c.fn, c.flags, 1, 1, 1) != api::ok) return false;
+  }
+  return dump_commands_register(ctx) == api::ok;
+}
+
+}  // namespace ccf_redis

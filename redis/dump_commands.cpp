@@ -1,0 +1,100 @@
+// ccf — concurrent cuckoo filters.
+// redis/dump_commands.cpp: CF.SCANDUMP and CF.LOADCHUNK.
+//
+// The iterator protocol is RedisBloom's: CF.SCANDUMP key 0 starts, each reply is (iterator, data)
+// and the iterator is passed to the next CF.SCANDUMP, until (0, nil); each (iterator, data) pair
+// is given to CF.LOADCHUNK in the same order. Here the dump is the bytes of cf_value.hpp cut into
+// chunks of the module's CHUNK_SIZE, and the iterator of a chunk is 1 + the offset of its end, so
+// CF.LOADCHUNK knows where each chunk goes: the chunk at offset 0 starts a new value (replacing
+// the key's filter), the others must follow the bytes already received, and the last one loads
+// the filter, which ccf's loader checks in full (a bad dump deletes the key and is an error).
+#include <exception>
+#include <string>
+
+#include "commands.hpp"
+
+namespace ccf_redis {
+namespace {
+
+int scandump(api::context* ctx, api::string** argv, int argc) {
+  if (argc != 3) return api::wrong_arity(ctx);
+  const std::optional<long long> iter = to_integer(argv[2]);
+  if (!iter || *iter < 0) return api::reply_with_error(ctx, "ERR Invalid iterator");
+  key_handle key(ctx, argv[1], api::mode_read);
+  const auto s = key.lookup();
+  if (s == key_handle::state::missing) return api::reply_with_error(ctx, err_not_found);
+  if (s != key_handle::state::filter) return reply_not_filter(ctx, s);
+  const dump_bytes d(*key.value());
+  const std::size_t offset = *iter == 0 ? 0 : static_cast<std::size_t>(*iter - 1);
+  api::reply_with_array(ctx, 2);
+  if (offset >= d.size()) {
+    api::reply_with_long_long(ctx, 0);
+    return api::reply_with_null(ctx);
+  }
+  std::string chunk;
+  d.read(offset, std::min(settings.chunk_size, d.size() - offset), chunk);
+  api::reply_with_long_long(ctx, static_cast<long long>(offset + chunk.size() + 1));
+  return api::reply_with_string_buffer(ctx, chunk.data(), chunk.size());
+}
+
+/// Appends a chunk to a pending value; when the dump is complete, loads it. An error text, or
+/// an empty string; `changed` tells whether the key changed (a bad dump deletes it).
+std::string continue_load(key_handle& key, std::size_t offset, std::string_view data,
+                          bool& changed) {
+  cf_value* v = key.value();
+  if (offset != v->pending_bytes().size()) {
+    return "ERR invalid chunk: at offset " + std::to_string(offset) + ", expected offset " +
+           std::to_string(v->pending_bytes().size());
+  }
+  if (data.size() > v->pending_total() - offset)
+    return "ERR invalid chunk: longer than the dump its header describes";
+  v->append(data);
+  changed = true;
+  if (v->pending_bytes().size() < v->pending_total()) return {};
+  const byte_buffer& all = v->pending_bytes();
+  std::string error;
+  cf_value* loaded = load_dump(std::string_view(all.data(), all.size()), error);
+  if (loaded == nullptr) {
+    key.remove();
+    return error;
+  }
+  if (!key.set(loaded)) return "ERR could not store the filter";
+  return {};
+}
+
+int loadchunk(api::context* ctx, api::string** argv, int argc) {
+  if (argc != 4) return api::wrong_arity(ctx);
+  const std::optional<long long> iter = to_integer(argv[2]);
+  const std::string_view data = arg(argv[3]);
+  if (!iter || *iter < 1 || static_cast<unsigned long long>(*iter) < data.size() + 1)
+    return api::reply_with_error(ctx, "ERR Invalid iterator");
+  const std::size_t offset = static_cast<std::size_t>(*iter) - 1 - data.size();
+  key_handle key(ctx, argv[1], api::mode_read | api::mode_write);
+  const auto s = key.lookup();
+  if (s == key_handle::state::wrong_type) return reply_not_filter(ctx, s);
+  std::string error;
+  bool changed = false;
+  if (offset == 0) {
+    cf_value* v = load_first_chunk(data, error);
+    if (v != nullptr && !key.set(v)) error = "ERR could not store the filter";
+    changed = error.empty();
+  } else if (s != key_handle::state::pending) {
+    error = "ERR invalid chunk: no CF.LOADCHUNK of this key's first chunk";
+  } else {
+    error = continue_load(key, offset, data, changed);
+  }
+  // A replica runs the same chunk to the same end (a bad last chunk deletes the key there too).
+  if (changed) api::replicate_verbatim(ctx);
+  if (!error.empty()) return api::reply_with_error(ctx, error.c_str());
+  return api::reply_with_simple_string(ctx, "OK");
+}
+
+}  // namespace
+
+int dump_commands_register(api::context* ctx) {
+  if (api::create_command(ctx, "CF.SCANDUMP", guarded<scandump>, "readonly", 1, 1, 1) != api::ok)
+    return api::err;
+  return api::create_command(ctx, "CF.LOADCHUNK", guarded<loadchunk>, "write deny-oom", 1, 1, 1);
+}
+
+}  // namespace ccf_redis

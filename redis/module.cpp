@@ -1,0 +1,63 @@
+// ccf — concurrent cuckoo filters.
+// redis/module.cpp: the module's entry point.
+//
+//   redis-server --loadmodule /path/to/ccf_redis.so [CHUNK_SIZE bytes] [DEFAULT_CAPACITY n]
+//                [DEFAULT_ERROR rate]
+//
+// CHUNK_SIZE: bytes per CF.SCANDUMP chunk and per CF.LOADCHUNK of an AOF rewrite (default 16 MiB,
+// at least 64). DEFAULT_CAPACITY (1024) and DEFAULT_ERROR (0.01): the filter that CF.ADD and
+// CF.INSERT create for a missing key, and CF.RESERVE's rate when it has no ERROR option.
+#include <ccf/version.hpp>
+
+#include "cf_type.hpp"
+#include "commands.hpp"
+#include "module_api.hpp"
+
+namespace ccf_redis {
+namespace {
+
+constexpr int module_version =
+    ccf::version_major * 10000 + ccf::version_minor * 100 + ccf::version_patch;
+
+/// Reads the module arguments into `settings`; false (logged) on a bad one.
+bool parse_arguments(api::context* ctx, api::string** argv, int argc) {
+  for (int i = 0; i < argc; i += 2) {
+    const std::string_view name = arg(argv[i]);
+    if (i + 1 >= argc) {
+      api::log_message(ctx, "warning", "ccf: module argument %.*s has no value",
+                       static_cast<int>(name.size()), name.data());
+      return false;
+    }
+    const std::optional<long long> n = to_integer(argv[i + 1]);
+    double rate = 0;
+    if (is_keyword(name, "CHUNK_SIZE") && n && *n >= 64) {
+      settings.chunk_size = static_cast<std::size_t>(*n);
+    } else if (is_keyword(name, "DEFAULT_CAPACITY") && n && *n >= 1 && *n <= max_capacity) {
+      settings.default_capacity = static_cast<std::size_t>(*n);
+    } else if (is_keyword(name, "DEFAULT_ERROR") &&
+               api::string_to_double(argv[i + 1], &rate) == api::ok && rate > 0 && rate < 1) {
+      settings.default_error = rate;
+    } else {
+      api::log_message(ctx, "warning", "ccf: bad module argument %.*s",
+                       static_cast<int>(name.size()), name.data());
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace ccf_redis
+
+extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(
+    ccf_redis::api::context* ctx, ccf_redis::api::string** argv, int argc) {
+  namespace api = ccf_redis::api;
+  if (!api::fetch_all(ctx)) return api::err;
+  if (api::is_module_name_busy != nullptr && api::is_module_name_busy("ccf")) return api::err;
+  api::set_module_attribs(ctx, "ccf", ccf_redis::module_version, api::apiver_1);
+  if (!ccf_redis::parse_arguments(ctx, argv, argc)) return api::err;
+  api::set_module_options(ctx, api::options_handle_io_errors);
+  if (!ccf_redis::register_type(ctx)) return api::err;
+  if (!ccf_redis::register_commands(ctx)) return api::err;
+  return api::ok;
+}

@@ -1,0 +1,311 @@
+"""Every CF.* command's replies and errors, through redis-py's cf() and through redis-cli."""
+import pytest
+import redis
+
+from redis_harness import Server, dump_bytes, scandump
+
+
+@pytest.fixture(scope="module")
+def server():
+    with Server(module_args=["CHUNK_SIZE", "256"]) as s:
+        yield s
+
+
+@pytest.fixture
+def r(server):
+    client = server.client()
+    client.flushall()
+    return client
+
+
+def error_of(fn, *args):
+    with pytest.raises(redis.ResponseError) as e:
+        fn(*args)
+    return str(e.value)
+
+
+def test_module_listed(r):
+    names = [m[b"name"] for m in r.module_list()]
+    assert b"ccf" in names
+
+
+def test_reserve_and_info(r):
+    assert r.cf().create("f", 1000, expansion=0, bucket_size=4, max_iterations=50)
+    info = r.cf().info("f")
+    assert info.bucketSize == 4
+    assert info.expansionRate == 0
+    assert info.maxIteration == 50
+    assert info.filterNum == 1
+    assert info.insertedNum == 0 and info.deletedNum == 0
+    assert info.bucketNum * 4 >= 1000
+    assert info.size > 0
+
+
+def test_info_field_names_and_order(server, r):
+    r.cf().create("f", 100)
+    reply = server.cli("CF.INFO", "f").splitlines()  # raw: redis-py parses CF.INFO
+    assert reply[0::2] == ["Size", "Number of buckets", "Number of filters",
+                           "Number of items inserted", "Number of items deleted",
+                           "Bucket size", "Expansion rate", "Max iterations"]
+    assert all(v.isdigit() for v in reply[1::2])
+
+
+def test_reserve_options_any_order(r):
+    assert r.execute_command("CF.RESERVE", "a", 500, "EXPANSION", 0, "MAXITERATIONS", 30,
+                             "BUCKETSIZE", 2, "ERROR", 0.001) == b"OK"
+    info = r.cf().info("a")
+    assert (info.bucketSize, info.maxIteration, info.expansionRate) == (2, 30, 0)
+
+
+def test_reserve_errors(r):
+    cf = r.cf()
+    assert error_of(cf.create, "x", 0) == "Bad capacity"
+    assert error_of(cf.create, "x", -5) == "Bad capacity"
+    assert error_of(r.execute_command, "CF.RESERVE", "x", "abc") == "Bad capacity"
+    assert "BUCKETSIZE" in error_of(cf.create, "x", 100, None, 0)
+    assert "BUCKETSIZE must be 2, 4 or 8" in error_of(cf.create, "x", 100, 0, 3)
+    assert "MAXITERATIONS" in error_of(cf.create, "x", 100, None, None, 0)
+    assert "EXPANSION" in error_of(cf.create, "x", 100, -1)
+    assert "ERROR" in error_of(r.execute_command, "CF.RESERVE", "x", 100, "ERROR", 2)
+    assert "syntax" in error_of(r.execute_command, "CF.RESERVE", "x", 100, "COLOR", 2)
+    assert "wrong number" in error_of(r.execute_command, "CF.RESERVE", "x")
+    assert "wrong number" in error_of(r.execute_command, "CF.RESERVE", "x", 100, "EXPANSION")
+    assert r.exists("x") == 0
+    cf.create("x", 100)
+    assert error_of(cf.create, "x", 100) == "item exists"
+
+
+def test_error_rate_picks_wider_fingerprints(r):
+    r.execute_command("CF.RESERVE", "loose", 10000, "EXPANSION", 0, "ERROR", 0.05)
+    r.execute_command("CF.RESERVE", "tight", 10000, "EXPANSION", 0, "ERROR", 0.0001)
+    assert r.cf().info("tight").size > 1.5 * r.cf().info("loose").size
+
+
+def test_add_exists_count_del(r):
+    cf = r.cf()
+    assert cf.add("f", "item") == 1  # creates the key
+    assert cf.add("f", "item") == 1  # a second copy
+    assert cf.exists("f", "item") == 1
+    assert cf.exists("f", "other") == 0
+    assert cf.count("f", "item") == 2
+    assert cf.delete("f", "item") == 1
+    assert cf.count("f", "item") == 1
+    assert cf.delete("f", "item") == 1
+    assert cf.delete("f", "item") == 0
+    assert cf.exists("f", "item") == 0
+    info = cf.info("f")
+    assert info.insertedNum == 0 and info.deletedNum == 2
+    assert info.expansionRate == 1  # the default filter grows
+
+
+def test_addnx(r):
+    cf = r.cf()
+    assert cf.addnx("f", "a") == 1
+    assert cf.addnx("f", "a") == 0
+    assert cf.count("f", "a") == 1
+
+
+def test_missing_keys(r):
+    cf = r.cf()
+    assert cf.exists("none", "a") == 0
+    assert cf.mexists("none", "a", "b") == [0, 0]
+    assert cf.count("none", "a") == 0
+    assert error_of(cf.delete, "none", "a") == "not found"
+    assert error_of(cf.info, "none") == "not found"
+    assert error_of(cf.scandump, "none", 0) == "not found"
+    assert error_of(cf.insert, "none", ["a"], None, 1) == "not found"
+    assert r.exists("none") == 0
+
+
+def test_insert_and_insertnx(r):
+    cf = r.cf()
+    assert cf.insert("f", ["a", "b", "a"], capacity=5000) == [1, 1, 1]
+    assert cf.count("f", "a") == 2
+    assert cf.insertnx("f", ["a", "c", "c"]) == [0, 1, 0]
+    assert cf.insert("f", ["d"], nocreate=1) == [1]
+    assert cf.mexists("f", "a", "b", "c", "d", "zz") == [1, 1, 1, 1, 0]
+    assert "wrong number" in error_of(r.execute_command, "CF.INSERT", "f", "ITEMS")
+    assert "wrong number" in error_of(r.execute_command, "CF.INSERT", "f", "CAPACITY", 5)
+    assert error_of(r.execute_command, "CF.INSERT", "g", "CAPACITY", 0, "ITEMS", "a") == \
+        "Bad capacity"
+
+
+def test_static_filter_reports_full(r):
+    r.execute_command("CF.RESERVE", "small", 8, "EXPANSION", 0, "BUCKETSIZE", 2)
+    cap = r.cf().info("small").bucketNum * 2
+    results = r.cf().insert("small", [f"k{i}" for i in range(cap + 20)])
+    assert results.count(-1) >= 20
+    assert set(results) <= {1, -1}
+    assert "Filter is full" in error_of(r.cf().add, "small", "one-more")
+
+
+def test_growing_filter_never_full(r):
+    r.cf().create("g", 64)  # EXPANSION 1 by default
+    items = [f"k{i}" for i in range(5000)]
+    for i in range(0, len(items), 500):
+        assert r.cf().insert("g", items[i:i + 500]) == [1] * 500
+    assert all(r.cf().mexists("g", *items))
+    assert r.cf().info("g").bucketNum > 64
+
+
+def test_wrongtype(r):
+    r.set("s", "v")
+    cf = r.cf()
+    for call in (lambda: cf.add("s", "a"), lambda: cf.addnx("s", "a"),
+                 lambda: cf.exists("s", "a"), lambda: cf.mexists("s", "a"),
+                 lambda: cf.count("s", "a"), lambda: cf.delete("s", "a"),
+                 lambda: cf.info("s"), lambda: cf.scandump("s", 0),
+                 lambda: cf.loadchunk("s", 2, b"x"), lambda: cf.create("s", 10),
+                 lambda: cf.insert("s", ["a"])):
+        with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+            call()
+    cf.add("f", "a")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        r.get("f")
+    assert r.type("f") == b"ccfcuckoo"
+
+
+def test_arity(r):
+    for cmd in (["CF.ADD", "f"], ["CF.EXISTS", "f"], ["CF.MEXISTS", "f"], ["CF.DEL", "f"],
+                ["CF.COUNT", "f"], ["CF.INFO"], ["CF.SCANDUMP", "f"], ["CF.LOADCHUNK", "f", 1],
+                ["CF.ADDNX", "f", "a", "b"]):
+        assert "wrong number" in error_of(r.execute_command, *cmd)
+
+
+def test_scandump_loadchunk_round_trip(r):
+    cf = r.cf()
+    cf.create("src", 2000, expansion=0)
+    items = [f"item{i}" for i in range(1500)]
+    cf.insert("src", items)
+    cf.delete("src", "item0")
+    chunks = scandump(r, "src")
+    assert len(chunks) > 1  # CHUNK_SIZE 256
+    for it, data in chunks:
+        assert cf.loadchunk("dst", it, data) == b"OK"
+    assert dump_bytes(r, "dst") == dump_bytes(r, "src")
+    assert all(cf.mexists("dst", *items[1:]))
+    src, dst = cf.info("src"), cf.info("dst")
+    assert vars(src) == vars(dst)
+    assert dst.deletedNum == 1
+
+
+def test_loadchunk_replaces_and_checks_order(r):
+    cf = r.cf()
+    cf.insert("src", [f"x{i}" for i in range(3000)])
+    chunks = scandump(r, "src")
+    cf.add("dst", "old")
+    assert cf.loadchunk("dst", *chunks[0]) == b"OK"
+    with pytest.raises(redis.ResponseError, match="being restored"):
+        cf.exists("dst", "x1")
+    with pytest.raises(redis.ResponseError, match="invalid chunk"):
+        cf.loadchunk("dst", *chunks[2])  # skips chunk 1
+    for it, data in chunks[1:]:
+        cf.loadchunk("dst", it, data)
+    assert cf.exists("dst", "x1") == 1
+    assert cf.exists("dst", "old") == 0
+
+
+def test_loadchunk_rejects_garbage(r):
+    cf = r.cf()
+    import random
+    rng = random.Random(7)
+    for n in (1, 50, 200, 5000):
+        data = bytes(rng.getrandbits(8) for _ in range(n))
+        with pytest.raises(redis.ResponseError):
+            cf.loadchunk("bad", n + 1, data)
+    assert r.exists("bad") == 0
+    cf.insert("src", [f"x{i}" for i in range(100)])
+    whole = dump_bytes(r, "src")
+    with pytest.raises(redis.ResponseError):
+        cf.loadchunk("bad", 0, b"")
+    # A complete dump with one byte of the table changed fails the checksum.
+    broken = bytearray(whole)
+    broken[len(broken) // 2] ^= 0x40
+    with pytest.raises(redis.ResponseError, match="invalid"):
+        cf.loadchunk("bad", len(broken) + 1, bytes(broken))
+    # A header claiming a huge table, with nothing after it, waits for bytes it never gets.
+    huge = bytearray(whole[:120])
+    huge[40 + 56:40 + 64] = (1 << 40).to_bytes(8, "little")
+    assert cf.loadchunk("bad", len(huge) + 1, bytes(huge)) == b"OK"
+    assert r.memory_usage("bad") < 1 << 20
+    with pytest.raises(redis.ResponseError, match="being restored"):
+        cf.info("bad")
+    assert r.ping()
+
+
+def test_redis_cli(server, r):
+    assert server.cli("CF.RESERVE", "c", 100).strip() == "OK"
+    assert server.cli("CF.ADD", "c", "hello").strip() == "1"
+    assert server.cli("CF.EXISTS", "c", "hello").strip() == "1"
+    assert server.cli("CF.MEXISTS", "c", "hello", "bye").split() == ["1", "0"]
+    assert server.cli("CF.COUNT", "c", "hello").strip() == "1"
+    assert server.cli("CF.DEL", "c", "hello").strip() == "1"
+    assert server.cli("CF.INSERTNX", "c", "ITEMS", "a", "a").split() == ["1", "0"]
+    info = server.cli("CF.INFO", "c").splitlines()
+    assert info[0] == "Size" and info[14] == "Max iterations"
+    assert "not found" in server.cli("CF.INFO", "missing")
+    server.cli("SET", "str", "v")
+    assert "WRONGTYPE" in server.cli("CF.ADD", "str", "x")
+
+
+def test_loadchunk_takes_a_bare_ccf_file(r):
+    cf = r.cf()
+    cf.create("src", 1000, expansion=0, max_iterations=77)
+    cf.insert("src", [f"x{i}" for i in range(500)])
+    bare = dump_bytes(r, "src")[40:]  # without the module's header: a ccf filter file
+    assert bare[:8] == b"CCFILTER"
+    assert cf.loadchunk("dst", len(bare) + 1, bare) == b"OK"
+    assert all(cf.mexists("dst", *[f"x{i}" for i in range(500)]))
+    info = cf.info("dst")
+    assert (info.expansionRate, info.maxIteration, info.deletedNum) == (0, 77, 0)
+
+
+def test_copies_of_one_item_fill_its_two_buckets(r):
+    cf = r.cf()
+    cf.create("g", 1000)  # growing: 2 buckets x 4 slots hold 8 copies
+    assert [cf.add("g", "same") for _ in range(8)] == [1] * 8
+    assert "Filter is full" in error_of(cf.add, "g", "same")
+    assert cf.count("g", "same") == 8
+    assert cf.add("g", "other") == 1
+
+
+def resp_command(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def test_info_is_a_map_under_resp3(server, r):
+    import socket
+    r.cf().create("f", 100)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(resp_command("HELLO", 3) + resp_command("CF.INFO", "f") +
+                  resp_command("CF.EXISTS", "f", "a") + resp_command("PING"))
+        data = b""
+        for _ in range(100):
+            if data.endswith(b"+PONG\r\n"):
+                break
+            data += s.recv(65536)
+    info = data[data.index(b"%8\r\n"):]
+    assert b"+Size\r\n:" in info and b"+Max iterations\r\n:500\r\n" in info
+    assert b":0\r\n+PONG\r\n" in info  # CF.EXISTS: an integer, as RedisBloom replies
+
+
+def test_binary_items(r):
+    cf = r.cf()
+    items = [b"\x00", b"\x00\xff", b"a\r\nb", bytes(range(256)), b""]
+    assert cf.insert("bin", items) == [1] * len(items)
+    assert cf.mexists("bin", *items) == [1] * len(items)
+    assert cf.exists("bin", b"\x00\xfe") == 0
+    assert cf.delete("bin", b"") == 1 and cf.exists("bin", b"") == 0
+
+
+def test_module_cannot_load_twice_or_unload(r):
+    from redis_harness import MODULE
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("MODULE", "LOAD", MODULE)
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("MODULE", "UNLOAD", "ccf")  # it exports a data type
+    assert r.ping()

@@ -1,0 +1,86 @@
+"""A replica (--replicaof) ends with the filters of its master: by full sync and by the command
+stream."""
+import pytest
+import redis
+
+from redis_harness import HOST, Server, canonical, dump_bytes, wait_until
+
+
+def in_sync(master, replica):
+    offset = master.info("replication")["master_repl_offset"]
+    info = replica.info("replication")
+    return info.get("master_link_status") == "up" and info.get("slave_repl_offset", -1) >= offset
+
+
+def test_replica_matches_master():
+    with Server() as m:
+        master = m.client()
+        cf = master.cf()
+        # Before the replica: reaches it by the full sync (RDB).
+        cf.create("static", 50_000, expansion=0)
+        cf.create("big", 200_000)  # growing, past the size where it keeps hashes
+        cf.insert("static", [f"a{i}" for i in range(20_000)])
+        for i in range(0, 150_000, 5000):
+            cf.insert("big", [f"b{j}" for j in range(i, i + 5000)])
+        with Server("--replicaof", HOST, str(m.port)) as rs:
+            replica = rs.client()
+            assert wait_until(lambda: in_sync(master, replica), timeout=30)
+            # After: reaches it by the command stream.
+            cf.insert("static", [f"c{i}" for i in range(10_000)])
+            cf.delete("static", "a5")
+            cf.insertnx("small", [f"d{i}" for i in range(3000)])  # created, then doubles
+            cf.insert("big", [f"e{i}" for i in range(60_000)])  # doubles past 2 chunks
+            cf.add("fresh", "x")
+            r = dump_bytes(master, "static")[:300]
+            master.execute_command("CF.LOADCHUNK", "copied", len(r) + 1, r)
+            # A restore whose last chunk is bad: the key goes, on the replica too.
+            whole = bytearray(dump_bytes(master, "static"))
+            whole[len(whole) // 2] ^= 1
+            master.execute_command("CF.LOADCHUNK", "broken", 301, bytes(whole[:300]))
+            with pytest.raises(redis.ResponseError, match="invalid dump"):
+                master.execute_command("CF.LOADCHUNK", "broken", len(whole) + 1,
+                                       bytes(whole[300:]))
+            master.execute_command("WAIT", 1, 10_000)
+            assert wait_until(lambda: in_sync(master, replica), timeout=30)
+            assert sorted(replica.keys()) == sorted(master.keys())
+            assert replica.exists("broken") == 0 and replica.exists("copied") == 1
+            for key in ("static", "big", "small", "fresh"):
+                a, b = dump_bytes(master, key), dump_bytes(replica, key)
+                assert canonical(a) == canonical(b), key
+            # Static filters and filters past the kept-hash stage are byte for byte the same.
+            assert dump_bytes(master, "static") == dump_bytes(replica, "static")
+            assert dump_bytes(master, "big") == dump_bytes(replica, "big")
+            assert replica.cf().info("static").deletedNum == 1
+            assert replica.cf().exists("small", "d2999") == 1
+
+
+def synced_then_rebuilt(m, rs):
+    """A small growing filter reaches the replica by full sync, then doubles on both sides."""
+    master, replica = m.client(), rs.client()
+    assert wait_until(lambda: in_sync(master, replica), timeout=30)
+    for i in range(0, 30_000, 3000):
+        master.cf().insert("g", [f"b{j}" for j in range(i, i + 3000)])
+    master.execute_command("WAIT", 1, 10_000)
+    assert wait_until(lambda: in_sync(master, replica), timeout=30)
+    return master, replica
+
+
+def test_replica_of_small_growing_filter_has_no_false_negatives():
+    with Server() as m:
+        m.client().cf().create("g", 100)
+        m.client().cf().insert("g", [f"a{i}" for i in range(1000)])
+        with Server("--replicaof", HOST, str(m.port)) as rs:
+            master, replica = synced_then_rebuilt(m, rs)
+            items = [f"a{i}" for i in range(1000)] + [f"b{i}" for i in range(30_000)]
+            for i in range(0, len(items), 5000):
+                assert all(replica.cf().mexists("g", *items[i:i + 5000]))
+            assert replica.cf().info("g").insertedNum == master.cf().info("g").insertedNum
+
+
+def test_replica_of_small_growing_filter_is_identical():
+    with Server() as m:
+        m.client().cf().create("g", 100)
+        m.client().cf().insert("g", [f"a{i}" for i in range(1000)])
+        with Server("--replicaof", HOST, str(m.port)) as rs:
+            master, replica = synced_then_rebuilt(m, rs)
+            assert canonical(dump_bytes(master, "g")) == canonical(dump_bytes(replica, "g"))
