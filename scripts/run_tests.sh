@@ -11,7 +11,8 @@ quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 
 echo "== Release build: every test =="
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCCF_BUILD_BENCH=ON -DCCF_BUILD_TOOLS=ON >/dev/null
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCCF_BUILD_BENCH=ON -DCCF_BUILD_TOOLS=ON \
+  -DCCF_BUILD_PYTHON=ON -DCCF_BUILD_REDIS=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build/release -j"$jobs"
 # README's main command builds the `ccf` tool there.
 ./build/release/tools/ccf --version
@@ -24,12 +25,13 @@ cmake --build build/release -j"$jobs"
 sanitized_tests="stress_concurrent_test;stress_lock_test;stress_kcas_test;lock_test;kcas_test"
 sanitized_tests="$sanitized_tests;contract_test;lockfree_test;linearizability_test;engine_test"
 sanitized_tests="$sanitized_tests;bulk_build_test;serialization_test;kv_store_test;kv_fault_test"
-sanitized_tests="$sanitized_tests;kv_concurrent_test;kv_recovery_test"
+sanitized_tests="$sanitized_tests;kv_concurrent_test;kv_recovery_test;growing_test;runtime_filter_test"
 for san in thread address,undefined; do
   dir=build/san-${san//,/-}
   echo "== ${san} sanitizer build: ${sanitized_tests//;/ } =="
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCF_SANITIZE="$san" \
-    -DCCF_BUILD_BENCH=OFF -DCCF_BUILD_TOOLS=OFF "-DCCF_TESTS_ONLY=$sanitized_tests" >/dev/null
+    -DCCF_BUILD_BENCH=OFF -DCCF_BUILD_TOOLS=OFF -DCCF_BUILD_PYTHON=OFF -DCCF_BUILD_REDIS=OFF \
+    "-DCCF_TESTS_ONLY=$sanitized_tests" >/dev/null
   cmake --build "$dir" -j"$jobs"
   (cd "$dir" && CCF_TEST_SCALE=0.2 CCF_STRESS_MS=600 \
      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
