@@ -13,7 +13,7 @@ import time
 
 import redis
 
-MODULE = os.environ.get("CCF_REDIS_MODULE", "")
+MODULE = os.path.abspath(os.environ["CCF_REDIS_MODULE"]) if os.environ.get("CCF_REDIS_MODULE") else ""
 SERVER = os.environ.get("CCF_REDIS_SERVER", "redis-server")
 CLI = os.environ.get("CCF_REDIS_CLI", "redis-cli")
 HOST = "127.0.0.1"
