@@ -55,9 +55,7 @@ def test_bytes_round_trip(kind):
         assert type(g) is cls
         assert answers(g, WORDS + OTHERS) == answers(f, WORDS + OTHERS)
     again = bytes(ccf.loads(data))
-    assert len(again) == len(data) and again[:80] == data[:80]
-    if kind == "static":
-        assert again == data  # a growing filter may list its kept hashes in another order
+    assert again == data  # kept hashes of a growing filter are saved in increasing order
     other = ccf.GrowingCuckooFilter if cls is ccf.CuckooFilter else ccf.CuckooFilter
     with pytest.raises(ValueError, match="frombytes"):
         other.frombytes(data)
