@@ -18,16 +18,19 @@
 //  * Large batches on chunked tables loaded 70 % or more (at least `grouped_min_per_chunk` items
 //    per chunk; below that load inserts rarely search and the prefetch window does better): the
 //    items are taken in blocks of up to 4 M, each block sorted by chunk (a counting sort of
-//    hashes) and inserted chunk by chunk; a chunk that receives many items is first swept into
-//    the caches sequentially, so its items' path searches (about 14 bucket reads each at 95 %
-//    load) hit the caches instead of memory. An item refused in a block sets a cutoff: items of the block
-//    after it are skipped, the ones after it already inserted are erased again, and items before
-//    it are still inserted; the result is the same as inserting in order.
+//    hashes, into scratch memory allocated once per call) and inserted chunk by chunk, starting
+//    from a chunk the block picks; a chunk that receives many items is first swept into the
+//    caches sequentially, so its items' path searches (about 12 bucket reads each at 93 % load,
+//    23 at 95 %) hit the caches and run in search_mode::cached. An item refused in a block sets a
+//    cutoff: items of the block after it are skipped, the ones after it already inserted are
+//    erased again, and items before it are still inserted; the result is the same as inserting
+//    in order.
 //
 // Bulk build (bulk_insert): the table belongs to the caller alone. In rounds of 16 M items, the
 // hashes are partitioned by chunk in parallel (a two-pass counting scatter: count per thread and
-// chunk, then scatter, hashing twice rather than storing the hashes), then threads take whole
-// chunks — the even ones, then the odd ones — sweep each into the caches and fill it with no
+// chunk, then scatter, hashing twice rather than storing the hashes; threads started once, four
+// barriers a round), then threads take whole chunks — the even ones, then the odd ones — sweep
+// each into the caches (when it gets enough items) and fill it with no
 // lock and no atomic instruction (insert_direct: both buckets of every item and every cuckoo path
 // lie in the item's chunk, and chunks share no word; the last bucket of a chunk may be loaded
 // with the word after it, which is why neighbouring chunks are not filled at the same time). The
@@ -37,16 +40,20 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <barrier>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "ccf/allocator.hpp"
 #include "ccf/config.hpp"
+#include "ccf/detail/cuckoo_path.hpp"
 #include "ccf/detail/indexer.hpp"
 
 namespace ccf {
@@ -64,9 +71,6 @@ namespace ccf::detail {
 
 inline constexpr std::size_t batch_window = 16;
 inline constexpr std::size_t defer_window = 16;
-/// Tables up to this size stay in a core's caches: batches then go one item at a time, since
-/// prefetching and deferring only add work there.
-inline constexpr std::size_t in_cache_bytes = std::size_t{1} << 20;
 /// Grouping by chunk pays once a block gives each chunk this many items, and once the table is
 /// loaded enough that inserts search for cuckoo paths (below, a prefetch window does better).
 inline constexpr std::size_t grouped_min_per_chunk = 256;
@@ -79,7 +83,7 @@ inline constexpr std::size_t warm_lines_per_item = 8;
 
 template <class Engine, class Locate, class Sink>
 std::size_t batch_lookup(const Engine& engine, std::size_t n, Locate&& locate, Sink&& sink) {
-  if (engine.size_in_bytes() <= in_cache_bytes) {
+  if (engine.size_in_bytes() <= Engine::cached_table_bytes) {
     std::size_t hits = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const bool hit = engine.contains(locate(i));
@@ -111,7 +115,7 @@ std::size_t batch_lookup(const Engine& engine, std::size_t n, Locate&& locate, S
 /// at the first refusal and erases the items after it that went in. Returns the number inserted.
 template <class Engine, class Locate>
 std::size_t insert_in_order(Engine& engine, std::size_t n, Locate&& locate) {
-  if (engine.size_in_bytes() <= in_cache_bytes) {
+  if (engine.size_in_bytes() <= Engine::cached_table_bytes) {
     for (std::size_t i = 0; i < n; ++i) {
       const position p = locate(i);
       if (!engine.insert(p, p.tag)) return i;  // nothing after item i went in
@@ -167,67 +171,104 @@ std::size_t insert_in_order(Engine& engine, std::size_t n, Locate&& locate) {
   return n;
 }
 
+/// Scratch memory of batched inserts and bulk builds: n elements allocated through
+/// table_allocator (huge-page advised when large) and not initialised — each is written before
+/// it is read — so that a batch pays neither zeroing nor 4 KiB page faults for it.
+template <class T>
+class scratch_array {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_default_constructible_v<T>);
+
+ public:
+  scratch_array() = default;
+  explicit scratch_array(std::size_t n) : data_(table_allocator<T>().allocate(n)) {}
+  T* get() const noexcept { return data_.get(); }
+  T& operator[](std::size_t i) const noexcept { return data_[i]; }
+
+ private:
+  struct deleter {
+    void operator()(T* p) const noexcept { table_allocator<T>().deallocate(p, 0); }
+  };
+  std::unique_ptr<T[], deleter> data_;
+};
+
 /// An item of a block, in chunk order.
 struct sorted_item {
   std::uint64_t hash;
   std::size_t offset;  // in the block, i.e. in the original order
 };
 
-/// Sorts the items of [begin, end) by chunk (a counting sort): `sorted` gets their hashes and
-/// offsets in chunk order, so that inserting them reads it sequentially; counts[c] ends as the
-/// end of chunk c's items in `sorted`.
+/// The scratch of a grouped insert, for blocks of up to `block` items.
+struct grouping_scratch {
+  explicit grouping_scratch(std::size_t block, std::size_t chunks)
+      : hashes(block), sorted(block), inserted(block), chunk_end(chunks + 1) {}
+  scratch_array<std::uint64_t> hashes;  // hashes[k]: item k's hash, in the original order
+  scratch_array<sorted_item> sorted;    // the items in chunk order
+  scratch_array<unsigned char> inserted;
+  std::vector<std::size_t> chunk_end;  // chunk c's items end at sorted[chunk_end[c]]
+};
+
+/// Sorts the items of [begin, end) by chunk (a counting sort, hashing each item once): s.sorted
+/// gets their hashes and offsets in chunk order, so that inserting them reads it sequentially.
 template <class Indexer, class HashAt>
 void sort_block_by_chunk(const Indexer& indexer, std::size_t begin, std::size_t end,
-                         HashAt&& hash_at, std::vector<std::uint64_t>& hashes,
-                         std::vector<sorted_item>& sorted, std::vector<std::size_t>& counts) {
+                         HashAt&& hash_at, grouping_scratch& s) {
   const std::size_t n = end - begin;
-  hashes.resize(n);
-  sorted.resize(n);
-  counts.assign(indexer.chunks() + 1, 0);
+  std::vector<std::size_t>& counts = s.chunk_end;
+  std::fill(counts.begin(), counts.end(), 0);
   for (std::size_t k = 0; k < n; ++k) {
-    hashes[k] = hash_at(begin + k);
-    ++counts[indexer.chunk_of_hash(hashes[k]) + 1];
+    const std::uint64_t h = hash_at(begin + k);
+    s.hashes[k] = h;
+    ++counts[indexer.chunk_of_hash(h) + 1];
   }
   for (std::size_t c = 1; c < counts.size(); ++c)
     counts[c] += counts[c - 1];
-  for (std::size_t k = 0; k < n; ++k)
-    sorted[counts[indexer.chunk_of_hash(hashes[k])]++] = {hashes[k], k};
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t h = s.hashes[k];
+    s.sorted[counts[indexer.chunk_of_hash(h)]++] = {h, k};
+  }
 }
 
 /// Inserts the items of one block in chunk order; returns the offset of the first item (in
 /// the original order) that could not be inserted, or the block's size. A chunk that receives at
 /// least one item per `warm_lines_per_item` of its cache lines is first swept into the caches.
 template <class Engine>
-std::size_t insert_block_grouped(Engine& engine, const std::vector<std::uint64_t>& hashes,
-                                 const std::vector<sorted_item>& sorted,
-                                 const std::vector<std::size_t>& chunk_end,
-                                 std::vector<unsigned char>& inserted) {
+std::size_t insert_block_grouped(Engine& engine, std::size_t n, grouping_scratch& s) {
   const auto& indexer = engine.indexer();
-  const std::size_t n = sorted.size();
-  const std::size_t chunk_lines = engine.size_in_bytes() / indexer.chunks() / cache_line_size;
-  inserted.assign(n, 0);
+  const std::size_t m = indexer.chunks();
+  const std::size_t chunk_lines = engine.size_in_bytes() / m / cache_line_size;
+  const sorted_item* const sorted = s.sorted.get();
+  std::fill(s.inserted.get(), s.inserted.get() + n, static_cast<unsigned char>(0));
   std::size_t cutoff = n;
-  for (std::size_t i = 0; i < std::min(n, batch_window); ++i)
-    engine.prefetch_for_write(indexer.locate(sorted[i].hash));
-  for (std::size_t c = 0, i = 0; c < indexer.chunks(); ++c) {
-    const std::size_t end = chunk_end[c];
-    if ((end - i) * warm_lines_per_item >= chunk_lines) engine.warm_chunk(c);
-    for (; i < end; ++i) {
-      if (i + batch_window < n) {
+  // Chunks in turn from one the block chooses: threads that insert large batches at once start
+  // at different chunks instead of contending for the same one (the result does not depend on
+  // the order of chunks: every path stays in its chunk).
+  const std::size_t first = indexer.chunk_of_hash(s.hashes[0]);
+  for (std::size_t j = 0; j < m; ++j) {
+    const std::size_t c = first + j < m ? first + j : first + j - m;
+    const std::size_t begin = c == 0 ? 0 : s.chunk_end[c - 1], end = s.chunk_end[c];
+    const bool warm = (end - begin) * warm_lines_per_item >= chunk_lines;
+    if (warm) {
+      engine.warm_chunk(c);
+    } else {
+      for (std::size_t i = begin; i < std::min(end, begin + batch_window); ++i)
+        engine.prefetch_for_write(indexer.locate(sorted[i].hash));
+    }
+    for (std::size_t i = begin; i < end; ++i) {
+      if (!warm && i + batch_window < end) {
         engine.prefetch_for_write(indexer.locate(sorted[i + batch_window].hash));
       }
       const std::size_t k = sorted[i].offset;
       if (k >= cutoff) continue;
       const position p = indexer.locate(sorted[i].hash);
-      if (engine.insert(p, p.tag)) {
-        inserted[k] = 1;
+      if (warm ? engine.insert_cached(p, p.tag) : engine.insert(p, p.tag)) {
+        s.inserted[k] = 1;
       } else {
         cutoff = k;
       }
     }
   }
   for (std::size_t k = cutoff + 1; k < n; ++k) {
-    if (inserted[k] != 0) engine.erase(indexer.locate(hashes[k]));
+    if (s.inserted[k] != 0) engine.erase(indexer.locate(s.hashes[k]));
   }
   return cutoff;
 }
@@ -237,10 +278,7 @@ std::size_t insert_block_grouped(Engine& engine, const std::vector<std::uint64_t
 template <class Engine, class HashAt>
 std::size_t batch_insert(Engine& engine, std::size_t n, HashAt&& hash_at) {
   const auto& indexer = engine.indexer();
-  std::vector<std::uint64_t> hashes;
-  std::vector<sorted_item> sorted;
-  std::vector<std::size_t> counts;
-  std::vector<unsigned char> inserted;
+  std::optional<grouping_scratch> scratch;  // allocated by the first grouped block
   for (std::size_t begin = 0; begin < n;) {
     const std::size_t end = std::min(n, begin + grouped_block);
     const double load =
@@ -251,8 +289,9 @@ std::size_t batch_insert(Engine& engine, std::size_t n, HashAt&& hash_at) {
       done = insert_in_order(engine, end - begin,
                              [&](std::size_t k) { return indexer.locate(hash_at(begin + k)); });
     } else {
-      sort_block_by_chunk(indexer, begin, end, hash_at, hashes, sorted, counts);
-      done = insert_block_grouped(engine, hashes, sorted, counts, inserted);
+      if (!scratch) scratch.emplace(std::min(n, grouped_block), indexer.chunks());
+      sort_block_by_chunk(indexer, begin, end, hash_at, *scratch);
+      done = insert_block_grouped(engine, end - begin, *scratch);
     }
     if (done != end - begin) return begin + done;
     begin = end;
@@ -260,28 +299,26 @@ std::size_t batch_insert(Engine& engine, std::size_t n, HashAt&& hash_at) {
   return n;
 }
 
-using scratch_allocator = table_allocator<std::uint64_t>;
-struct scratch_deleter {
-  void operator()(std::uint64_t* p) const noexcept { scratch_allocator().deallocate(p, 0); }
-};
-
-/// Inserts `count` hashes of one chunk with insert_direct (the caller owns the chunk).
-template <class Engine>
-void fill_chunk(Engine& engine, const std::uint64_t* hashes, std::size_t count, bool skip_present,
-                bulk_result& r) {
+/// Inserts `count` hashes of one chunk with insert_direct (the caller owns the chunk) and
+/// returns what happened to them.
+template <search_mode Mode, class Engine>
+bulk_result fill_chunk(Engine& engine, const std::uint64_t* hashes, std::size_t count,
+                       bool skip_present) {
   const auto& indexer = engine.indexer();
+  bulk_result r;
   for (std::size_t i = 0; i < count; ++i) {
-    if (i + batch_window < count)
+    if (Mode == search_mode::ahead && i + batch_window < count)
       engine.prefetch_for_write(indexer.locate(hashes[i + batch_window]));
     const position p = indexer.locate(hashes[i]);
     if (skip_present && engine.contains_direct(p)) {
       ++r.duplicates;
-    } else if (engine.insert_direct(p, p.tag)) {
+    } else if (engine.template insert_direct<Mode>(p, p.tag)) {
       ++r.inserted;
     } else {
       ++r.refused;
     }
   }
+  return r;
 }
 
 /// Items per round of a bulk build: the scratch for one round is 8 bytes per item.
@@ -299,7 +336,8 @@ void run_parallel(std::size_t threads, Body&& body) {
 /// Fills a table the caller has to itself with items [0, n) using `threads` threads (see the top
 /// of this file), in rounds of `bulk_round` items. With `skip_present`, an item the table already
 /// answers yes for is skipped (a repeat, or a false positive, which answers yes anyway). The
-/// engine's size is updated.
+/// engine's size is updated. The threads are started once; four barriers a round separate
+/// counting, scattering, and filling the even and the odd chunks.
 template <class Engine, class HashAt>
 bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigned threads,
                         bool skip_present) {
@@ -309,56 +347,77 @@ bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigne
       1, std::min<std::size_t>({threads, m, (std::min(n, bulk_round) + 4095) / 4096}));
   const std::size_t chunk_lines = engine.size_in_bytes() / m / cache_line_size;
   // Not zeroed, and in huge pages: first touched by the threads that fill it.
-  std::unique_ptr<std::uint64_t[], scratch_deleter> sorted(
-      scratch_allocator().allocate(std::min(n, bulk_round)));
+  scratch_array<std::uint64_t> sorted(std::min(n, bulk_round));
+  // counts[t * m + c]: thread t's items of chunk c, then where they go in `sorted`.
   std::vector<std::size_t> counts(t_count * m), chunk_start(m + 1);
-  std::vector<bulk_result> results(t_count);
-  for (std::size_t begin = 0; begin < n; begin += bulk_round) {
-    const std::size_t size = std::min(bulk_round, n - begin);
-    auto slice = [&](std::size_t t) {
-      return std::pair{begin + size * t / t_count, begin + size * (t + 1) / t_count};
-    };
-    std::fill(counts.begin(), counts.end(), 0);
-    run_parallel(t_count, [&](std::size_t t) {
-      std::size_t* c = &counts[t * m];
-      for (auto [b, e] = slice(t); b < e; ++b)
-        ++c[indexer.chunk_of_hash(hash_at(b))];
-    });
-    // Chunk c's items are those of thread 0, then thread 1, ...: exclusive prefix sums.
-    std::size_t running = 0;
-    for (std::size_t c = 0; c < m; ++c) {
-      chunk_start[c] = running;
-      for (std::size_t t = 0; t < t_count; ++t)
-        running += std::exchange(counts[t * m + c], running);
+  struct alignas(cache_line_size) thread_result {
+    bulk_result r;
+  };
+  std::vector<thread_result> results(t_count);  // a cache line each: no false sharing
+  std::array<std::atomic<std::size_t>, 2> next_pair{};
+  // Between the phases of a round, on one thread: after counting, the exclusive prefix sums
+  // (chunk c's items are thread 0's, then thread 1's, ...); after the odd chunks, a fresh round.
+  std::size_t phase = 0;
+  auto between = [&]() noexcept {
+    if (phase % 4 == 0) {
+      std::size_t running = 0;
+      for (std::size_t c = 0; c < m; ++c) {
+        chunk_start[c] = running;
+        for (std::size_t t = 0; t < t_count; ++t)
+          running += std::exchange(counts[t * m + c], running);
+      }
+      chunk_start[m] = running;
+      next_pair[0].store(0, std::memory_order_relaxed);
+      next_pair[1].store(0, std::memory_order_relaxed);
+    } else if (phase % 4 == 3) {
+      std::fill(counts.begin(), counts.end(), 0);
     }
-    chunk_start[m] = running;
-    run_parallel(t_count, [&](std::size_t t) {
-      std::size_t* c = &counts[t * m];
-      for (auto [b, e] = slice(t); b < e; ++b) {
-        const std::uint64_t h = hash_at(b);
+    ++phase;
+  };
+  std::barrier sync(static_cast<std::ptrdiff_t>(t_count), between);
+  run_parallel(t_count, [&](std::size_t t) {
+    std::size_t* const c = &counts[t * m];
+    bulk_result mine;
+    for (std::size_t begin = 0; begin < n; begin += bulk_round) {
+      const std::size_t size = std::min(bulk_round, n - begin);
+      const std::size_t lo = begin + size * t / t_count, hi = begin + size * (t + 1) / t_count;
+      for (std::size_t k = lo; k < hi; ++k)
+        ++c[indexer.chunk_of_hash(hash_at(k))];
+      sync.arrive_and_wait();
+      for (std::size_t k = lo; k < hi; ++k) {
+        const std::uint64_t h = hash_at(k);
         sorted[c[indexer.chunk_of_hash(h)]++] = h;
       }
-    });
-    // Even chunks, then odd ones: a thread filling chunk c may read the first word of chunk
-    // c + 1 (a bucket that ends on the chunk boundary is loaded with the word after it), which
-    // must not be written meanwhile.
-    for (std::size_t parity = 0; parity < 2; ++parity) {
-      std::atomic<std::size_t> next{0};
-      run_parallel(t_count, [&](std::size_t t) {
-        bulk_result& r = results[t];
-        for (std::size_t c; (c = 2 * next.fetch_add(1, std::memory_order_relaxed) + parity) < m;) {
-          const std::size_t b = chunk_start[c], e = chunk_start[c + 1];
-          if ((e - b) * warm_lines_per_item >= chunk_lines) engine.warm_chunk(c);
-          fill_chunk(engine, sorted.get() + b, e - b, skip_present, r);
+      sync.arrive_and_wait();
+      // Even chunks, then odd ones: a thread filling chunk c may read the first word of chunk
+      // c + 1 (a bucket that ends on the chunk boundary is loaded with the word after it), which
+      // must not be written meanwhile.
+      for (std::size_t parity = 0; parity < 2; ++parity) {
+        std::atomic<std::size_t>& next = next_pair[parity];
+        for (std::size_t k; (k = 2 * next.fetch_add(1, std::memory_order_relaxed) + parity) < m;) {
+          const std::uint64_t* items = sorted.get() + chunk_start[k];
+          const std::size_t count = chunk_start[k + 1] - chunk_start[k];
+          bulk_result r;
+          if (count * warm_lines_per_item >= chunk_lines) {
+            engine.warm_chunk(k);
+            r = fill_chunk<search_mode::cached>(engine, items, count, skip_present);
+          } else {
+            r = fill_chunk<search_mode::ahead>(engine, items, count, skip_present);
+          }
+          mine.inserted += r.inserted;
+          mine.duplicates += r.duplicates;
+          mine.refused += r.refused;
         }
-      });
+        sync.arrive_and_wait();
+      }
     }
-  }
+    results[t].r = mine;
+  });
   bulk_result total;
-  for (const bulk_result& r : results) {
-    total.inserted += r.inserted;
-    total.duplicates += r.duplicates;
-    total.refused += r.refused;
+  for (const thread_result& r : results) {
+    total.inserted += r.r.inserted;
+    total.duplicates += r.r.duplicates;
+    total.refused += r.r.refused;
   }
   engine.add_to_size(static_cast<std::ptrdiff_t>(total.inserted));
   return total;

@@ -28,7 +28,10 @@
 // only that bucket and check again). (2) Otherwise a breadth-first search that writes nothing
 // looks for a cuckoo path (cuckoo_path.hpp): from i1 and i2, each visited bucket's items are
 // expanded to their alternate buckets until a bucket with a free slot turns up or `max_kicks`
-// buckets have been queued; with chunked alternates the whole search stays in one chunk. (3) The
+// buckets have been queued; with chunked alternates the whole search stays in one chunk. It
+// prefetches a level's buckets together when the table is past the caches, and tests each
+// bucket's alternates at once when it is not (tables up to 1 MiB, or a chunk that a grouped batch
+// swept into the caches: insert_cached, insert_direct); both find the same path. (3) The
 // path is executed backwards from the free slot, one hop at a time; each hop checks that the
 // slot still holds the item the search saw and that the destination still has room, and the
 // search starts again if not (at most 64 rounds). (4) The freed slot in i1 or i2 takes the item.
@@ -88,6 +91,8 @@ class cuckoo_engine {
   static constexpr std::size_t max_max_kicks = std::size_t{1} << 16;
   /// Search-and-execute rounds one insert may run before it reports "full".
   static constexpr unsigned max_attempts = 64;
+  /// Tables up to this size are searched as if in the caches (search_mode::cached).
+  static constexpr std::size_t cached_table_bytes = std::size_t{1} << 20;
 
   /// An empty table for `capacity` items, chunked by `max_chunk` buckets at most. Throws
   /// std::invalid_argument for capacity 0, std::length_error when the table would not fit in
@@ -173,7 +178,16 @@ class cuckoo_engine {
 
   // ---- updates ----
   bool insert(const position& p, slot_type v) {
-    if (!insert_with(protocol_, p, v)) return false;
+    const bool done = table_.size_in_bytes() <= cached_table_bytes
+                          ? insert_with<search_mode::cached>(protocol_, p, v)
+                          : insert_with<search_mode::ahead>(protocol_, p, v);
+    if (!done) return false;
+    count_.add(1);
+    return true;
+  }
+  /// insert() for a caller that brought p's chunk into the caches (grouped batches).
+  bool insert_cached(const position& p, slot_type v) {
+    if (!insert_with<search_mode::cached>(protocol_, p, v)) return false;
     count_.add(1);
     return true;
   }
@@ -230,6 +244,9 @@ class cuckoo_engine {
   CCF_FORCEINLINE void prefetch_for_write(const position& p) const noexcept {
     table_.prefetch_for_write(p.i1);
     table_.prefetch_for_write(p.i2);
+    if constexpr (requires { protocol_.prefetch_for_write(p.i1, p.i2); }) {
+      protocol_.prefetch_for_write(p.i1, p.i2);
+    }
   }
   /// One placement attempt without a path search (batched inserts try this first).
   bool try_place(const position& p, slot_type v) {
@@ -257,9 +274,10 @@ class cuckoo_engine {
   }
   /// Inserts without the protocol, for a caller that has the chunk of p to itself (a bulk build
   /// gives each thread whole chunks). The item count is not changed: see add_to_size.
+  template <search_mode Mode = search_mode::cached>
   bool insert_direct(const position& p, slot_type v) {
     direct_access direct;
-    return insert_with(direct, p, v);
+    return insert_with<Mode>(direct, p, v);
   }
   bool contains_direct(const position& p) const noexcept {
     return int{Layout::has(table_.load(p.i1), p.tag)} +
@@ -366,14 +384,14 @@ class cuckoo_engine {
     }
   }
 
-  template <class Access>
+  template <search_mode Mode, class Access>
   bool insert_with(Access& access, const position& p, slot_type v) {
     if (place(access, p, v)) return true;
     const std::size_t base = indexer_.chunk_base(p.i1);
     typename path::queue& q = path::scratch();
     for (unsigned attempt = 0; attempt < max_attempts; ++attempt) {
       const std::size_t leaf =
-          path::template search<Layout>(q, p.i1, p.i2, base, max_kicks_, table_, indexer_);
+          path::template search<Layout, Mode>(q, p.i1, p.i2, base, max_kicks_, table_, indexer_);
       if (leaf == path::none) return false;
       path::execute(q, leaf, [&](std::size_t src, unsigned s, slot_type item, std::size_t dst) {
         return hop(access, src, s, item, dst);

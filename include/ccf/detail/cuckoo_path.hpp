@@ -14,6 +14,9 @@
 // execute stops at the first hop that no longer applies.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -44,6 +47,12 @@ inline unsigned victim_random() noexcept {
   return static_cast<unsigned>(state >> 32);
 }
 
+/// How a path search waits for memory. `ahead`: every level's buckets are computed first and
+/// prefetched together (a search of a table in memory waits about once per level); `cached`:
+/// each bucket's alternates are computed and tested at once, stopping at the first with room
+/// (the table, or the chunk searched, is in the caches: nothing to wait for, less to compute).
+enum class search_mode { ahead, cached };
+
 template <class Slot>
 class cuckoo_path {
  public:
@@ -56,6 +65,7 @@ class cuckoo_path {
   using queue = std::vector<node>;
   static constexpr std::uint32_t no_parent = std::numeric_limits<std::uint32_t>::max();
   static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  /// Buckets an `ahead` search keeps prefetched beyond the one it tests.
   static constexpr std::size_t prefetch_burst = 32;
 
   /// The calling thread's search queue, reused across inserts (sized once, then used as an
@@ -65,39 +75,48 @@ class cuckoo_path {
     return q;
   }
 
-  /// Returns the index in `q` of a node whose bucket has a free slot, or `none`. `table` offers
+  /// Returns the index in `q` of a node whose bucket has a free slot, or `none`. The caller
+  /// found i1 and i2 full (the roots, nodes 0 and 1; one root when i1 == i2). `table` offers
   /// load(i) and prefetch(i); `indexer` offers alt_in(base, i, tag); every bucket of the search
-  /// lies in the chunk that starts at `base`. The search goes level by level: a level's buckets
-  /// are scanned for room (they were prefetched together, so their cache misses overlapped), and
-  /// only when all of them are full are their items expanded into the next level, whose
-  /// alternates are computed in one pass (independent multiplies) and prefetched together, up to
-  /// `prefetch_burst` at a time. A search at 95 % load reads about 14 buckets in two levels: two
-  /// rounds of memory latency instead of one per bucket.
-  template <class Layout, class Table, class Indexer>
+  /// lies in the chunk that starts at `base`. Breadth first, level by level: node h's items
+  /// become the Slots nodes that start at roots + h * Slots (one per slot, in slot order). The
+  /// Slots children of a node are tested together, branch-free, and the search stops at the
+  /// first group with room. At most `max_kicks` buckets are queued beyond the roots. An item
+  /// whose two buckets coincide cannot move: its node is never taken.
+  template <class Layout, search_mode Mode, class Table, class Indexer>
   static std::size_t search(queue& q, std::size_t i1, std::size_t i2, std::size_t base,
                             std::size_t max_kicks, const Table& table, const Indexer& indexer) {
+    constexpr std::size_t slots = Layout::slots;
     const std::size_t limit = max_kicks + 2;
-    if (q.size() < limit + Layout::slots) q.resize(limit + Layout::slots);
+    if (q.size() < limit + slots) q.resize(limit + slots);
     node* const nodes = q.data();
-    std::size_t size = 0;
-    nodes[size++] = {i1, no_parent, 0, Slot{}};
-    if (i2 != i1) nodes[size++] = {i2, no_parent, 0, Slot{}};
+    const std::size_t roots = i2 != i1 ? 2 : 1;
+    nodes[0] = {i1, no_parent, 0, Slot{}};
+    nodes[1] = {i2, no_parent, 0, Slot{}};
+    std::size_t size = roots;  // nodes [0, size) are queued
     for (std::size_t begin = 0; begin < size;) {
-      const std::size_t end = size;
-      for (std::size_t h = begin; h < end; ++h) {
-        if (h + prefetch_burst < end) table.prefetch(nodes[h + prefetch_burst].bucket);
-        if (Layout::free(table.load(nodes[h].bucket)).any()) return h;
+      const std::size_t end = size;  // this level: nodes [begin, end), all full
+      std::size_t level_end = end;   // its children queued so far (ahead: all of them)
+      if constexpr (Mode == search_mode::ahead) {
+        for (std::size_t h = begin; h < end && level_end + slots <= limit; ++h) {
+          expand<Layout>(nodes, h, level_end, base, table, indexer,
+                         level_end - end < prefetch_burst);
+          level_end += slots;
+        }
       }
-      for (std::size_t h = begin; h < end && size + Layout::slots <= limit; ++h) {
-        const std::size_t index = nodes[h].bucket;
-        const auto b = table.load(index);
-        for (unsigned s = 0; s < Layout::slots; ++s) {
-          const Slot v = Layout::get(b, s);
-          const std::size_t alt = indexer.alt_in(base, index, Layout::tag_of(v));
-          if (alt == index) continue;  // an item whose two buckets coincide cannot move
-          nodes[size] = {alt, static_cast<std::uint32_t>(h), s, v};
-          if (size - end < prefetch_burst) table.prefetch(alt);
-          ++size;
+      for (std::size_t h = begin; h < end && size + slots <= limit; ++h, size += slots) {
+        std::array<std::size_t, slots> child;
+        if constexpr (Mode == search_mode::cached) {
+          child = expand<Layout>(nodes, h, size, base, table, indexer, false);
+        } else {
+          const std::size_t ahead = size + prefetch_burst;
+          for (std::size_t k = ahead; k < std::min(level_end, ahead + slots); ++k)
+            table.prefetch(nodes[k].bucket);
+          for (unsigned c = 0; c < slots; ++c)
+            child[c] = nodes[size + c].bucket;
+        }
+        if (const std::uint32_t room = room_in<Layout>(child, nodes[h].bucket, table)) {
+          return size + static_cast<std::size_t>(std::countr_zero(room));
         }
       }
       begin = end;
@@ -113,6 +132,39 @@ class cuckoo_path {
       if (!hop(q[q[n].parent].bucket, q[n].slot, q[n].value, q[n].bucket)) return false;
     }
     return true;
+  }
+
+ private:
+  /// Bit c set when bucket child[c] has a free slot and is not `parent` (an item whose two
+  /// buckets coincide cannot move): the children of one node tested together, with no branch
+  /// between them.
+  template <class Layout, class Table>
+  static CCF_FORCEINLINE std::uint32_t room_in(const std::array<std::size_t, Layout::slots>& child,
+                                               std::size_t parent, const Table& table) {
+    std::uint32_t room = 0;
+    for (unsigned c = 0; c < Layout::slots; ++c) {
+      const bool free = Layout::free(table.load(child[c])).any();
+      room |= (static_cast<std::uint32_t>(free) & static_cast<std::uint32_t>(child[c] != parent))
+              << c;
+    }
+    return room;
+  }
+  /// Writes node h's children (one per slot of its bucket: the slot's item moved to its other
+  /// bucket) at nodes [at, at + Slots), prefetching them if asked, and returns their buckets.
+  template <class Layout, class Table, class Indexer>
+  static CCF_FORCEINLINE std::array<std::size_t, Layout::slots> expand(
+      node* nodes, std::size_t h, std::size_t at, std::size_t base, const Table& table,
+      const Indexer& indexer, bool prefetch) {
+    const std::size_t index = nodes[h].bucket;
+    const auto b = table.load(index);
+    std::array<std::size_t, Layout::slots> child;
+    for (unsigned s = 0; s < Layout::slots; ++s) {
+      const Slot v = Layout::get(b, s);
+      child[s] = indexer.alt_in(base, index, Layout::tag_of(v));
+      nodes[at + s] = {child[s], static_cast<std::uint32_t>(h), s, v};
+      if (prefetch) table.prefetch(child[s]);
+    }
+    return child;
   }
 };
 

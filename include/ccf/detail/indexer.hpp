@@ -66,7 +66,7 @@ class cuckoo_indexer {
 
   cuckoo_indexer() = default;
   cuckoo_indexer(std::size_t chunks, std::size_t chunk_size) noexcept
-      : m_(chunks), c_(chunk_size) {}
+      : m_(chunks), c_(chunk_size), reciprocal_(reciprocal(chunks, chunk_size)) {}
 
   /// The chunking of a table of at least `min_buckets` buckets with chunks of at most
   /// `max_chunk` buckets: one chunk when it fits, else m = ceil(min_buckets / max_chunk) chunks
@@ -104,7 +104,9 @@ class cuckoo_indexer {
   }
   /// The first bucket of bucket i's chunk.
   CCF_FORCEINLINE std::size_t chunk_base(std::size_t i) const noexcept {
-    return m_ == 1 ? 0 : i - i % c_;
+    if (m_ == 1) return 0;
+    if (reciprocal_ != 0) return static_cast<std::size_t>(range_reduce(i, reciprocal_)) * c_;
+    return i - i % c_;
   }
   /// The other bucket of `tag` when it sits in bucket i.
   CCF_FORCEINLINE std::size_t alt(std::size_t i, tag_type tag) const noexcept {
@@ -114,7 +116,10 @@ class cuckoo_indexer {
   CCF_FORCEINLINE std::size_t alt_in(std::size_t base, std::size_t i, tag_type tag) const noexcept {
     const auto h = static_cast<std::size_t>(range_reduce(tag_hash(tag), c_));
     const std::size_t off = i - base;
-    return base + (h >= off ? h - off : h + c_ - off);
+    // (h - off) mod C with a mask, not a branch: h < off is a coin toss, so a branch on it
+    // would be mispredicted every other time.
+    const std::size_t wrap = c_ & (std::size_t{0} - static_cast<std::size_t>(h < off));
+    return base + (h - off) + wrap;
   }
 
  private:
@@ -128,8 +133,21 @@ class cuckoo_indexer {
     return static_cast<std::uint64_t>(p >> 64) ^ static_cast<std::uint64_t>(p);
   }
 
+  /// ceil(2^64 / C), when floor(i * it / 2^64) = floor(i / C) for every bucket i (a multiply
+  /// instead of a division); 0 otherwise. With r = it - 2^64 / C in [0, 1), i * it / 2^64 exceeds
+  /// i / C by i * r / 2^64 < 1 / C when i * C < 2^64, too little to reach the next integer (the
+  /// fraction of i / C is at most 1 - 1 / C): every table of fewer than 2^64 / C buckets
+  /// qualifies (2^47 buckets, 1 PiB of 16-bit x 4 tags, with chunks of 2^17 buckets).
+  static std::uint64_t reciprocal(std::size_t chunks, std::size_t chunk_size) noexcept {
+    if (chunks <= 1 || chunk_size <= 1) return 0;
+    const uint128 span = static_cast<uint128>(chunks) * chunk_size * chunk_size;
+    if ((span >> 64) != 0) return 0;
+    return ~std::uint64_t{0} / chunk_size + 1;
+  }
+
   std::size_t m_ = 1;
   std::size_t c_ = 1;
+  std::uint64_t reciprocal_ = 0;
 };
 
 }  // namespace ccf::detail

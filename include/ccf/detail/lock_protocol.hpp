@@ -82,6 +82,12 @@ class lock_protocol {
   CCF_FORCEINLINE void prefetch(std::size_t i1, std::size_t i2) const noexcept {
     if constexpr (requires { locks_.prefetch(i1, i2); }) locks_.prefetch(i1, i2);
   }
+  /// For an update to come: the lock words it will write.
+  CCF_FORCEINLINE void prefetch_for_write(std::size_t i1, std::size_t i2) const noexcept {
+    if constexpr (requires { locks_.prefetch_for_write(i1, i2); }) {
+      locks_.prefetch_for_write(i1, i2);
+    }
+  }
 
   LockPolicy& locks() const noexcept { return locks_; }
 

@@ -2,11 +2,14 @@
 // detail/striped_locking.hpp: ccf's scalable lock policy — striped sequence locks, lookups that
 // take no lock.
 //
-// Layout. 2^k stripes (k <= 14), each one 64-bit version word; bucket i belongs to stripe
-// (i / group) mod 2^k, where a group is the run of buckets that share table words (1 bucket for
-// 16-bit x 4 slots, up to 8 for bit-packed layouts), so a word is only ever written under one
-// stripe and table writes need no atomic read-modify-write. The lock array (128 KiB at most)
-// stays in the caches while the table does not.
+// Layout. At most 2^14 stripes, each one 64-bit version word; bucket i belongs to stripe
+// i >> s: a stripe covers a run of 2^s consecutive buckets, s the least that needs no more than
+// 2^14 stripes, and at least a group — the run of buckets that share table words (1 bucket for
+// 16-bit x 4 slots, up to 8 for bit-packed layouts) — so a word is only ever written under one
+// stripe and table writes need no atomic read-modify-write. Runs, not interleaving: threads
+// that work in different chunks of a table (grouped batches) lock disjoint stripes, whose words
+// stay in their own caches. The lock array (128 KiB at most) stays in the caches while the table
+// does not.
 //
 // Writers. An odd version means "locked". lock_two(i1, i2) takes the stripes of i1 and i2 with a
 // compare-and-swap from even v to v + 1, the lower stripe first (a fixed global order: no
@@ -43,12 +46,10 @@ class striped_locking {
   static constexpr const char* name = "striped";
   static constexpr std::size_t max_stripes = std::size_t{1} << 14;
 
-  /// `group` (a power of two) consecutive buckets share a stripe.
+  /// Runs of at least `group` (a power of two) consecutive buckets share a stripe.
   explicit striped_locking(std::size_t num_buckets, std::size_t group = 1)
-      : shift_(static_cast<unsigned>(
-            std::countr_zero(std::bit_ceil(std::max<std::size_t>(group, 1))))),
-        count_(std::min(max_stripes,
-                        std::bit_ceil(std::max<std::size_t>((num_buckets >> shift_) + 1, 1)))),
+      : shift_(shift_for(num_buckets, group)),
+        count_((std::max<std::size_t>(num_buckets, 1) - 1) / (std::size_t{1} << shift_) + 1),
         versions_(std::make_unique<std::atomic<std::uint64_t>[]>(count_)) {}
 
   class guard {
@@ -118,11 +119,27 @@ class striped_locking {
     CCF_PREFETCH(&versions_[stripe(i1)]);
     CCF_PREFETCH(&versions_[stripe(i2)]);
   }
+  /// Batched inserts prefetch them for writing: the lock's compare-and-swap then finds its line
+  /// here rather than in another core's cache.
+  CCF_FORCEINLINE void prefetch_for_write(std::size_t i1, std::size_t i2) const noexcept {
+    CCF_PREFETCH_WRITE(&versions_[stripe(i1)]);
+    CCF_PREFETCH_WRITE(&versions_[stripe(i2)]);
+  }
 
   std::size_t stripes() const noexcept { return count_; }
+  /// The stripe of bucket i.
+  std::size_t stripe_of(std::size_t i) const noexcept { return stripe(i); }
 
  private:
-  std::size_t stripe(std::size_t i) const noexcept { return (i >> shift_) & (count_ - 1); }
+  /// The least s >= log2(group) with at most max_stripes runs of 2^s buckets.
+  static unsigned shift_for(std::size_t num_buckets, std::size_t group) noexcept {
+    auto s =
+        static_cast<unsigned>(std::countr_zero(std::bit_ceil(std::max<std::size_t>(group, 1))));
+    while (((std::max<std::size_t>(num_buckets, 1) - 1) >> s) >= max_stripes)
+      ++s;
+    return s;
+  }
+  std::size_t stripe(std::size_t i) const noexcept { return i >> shift_; }
 
   void acquire(std::size_t s) noexcept {
     std::atomic<std::uint64_t>& v = versions_[s];
