@@ -258,6 +258,8 @@ void threads_on_large(const options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A line at a time: a run cut short by a time limit keeps the figures it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

@@ -92,7 +92,7 @@ run_limited() {
   shift 2
   local rc=0 left=$((deadline - $(date +%s) - 10))
   if (( left < 5 )); then
-    say "  skipped, past the deadline: $(basename "$1")"
+    say "  skipped, past the deadline: $(basename "$1") (for $log)"
     status=1
     return
   fi
