@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every public header compiles and links alone with plain `c++ -std=c++20 -I include`: no define,
-# no library to link (ccf is header-only; xxHash is used inline). Also: a program of two
-# translation units that both include ccf, and <xxhash.h> included before and after ccf.
+# no library to link (ccf is header-only; xxHash is used inline); every detail header compiles
+# alone. Also: a program of two translation units that both include ccf, and <xxhash.h>
+# included before and after ccf.
 #   tests/headers/run.sh CXX SOURCE_DIR [XXHASH_INCLUDE_DIR]
 set -euo pipefail
 cxx=$1
@@ -19,6 +20,15 @@ for h in "$src"/include/ccf/*.hpp; do
     2> "$work/err" || { cat "$work/err"; fail "$name does not compile alone"; }
   "$work/one" || fail "$name: the program does not run"
   count=$((count + 1))
+done
+# Each detail header (one concept a file) includes what it uses, too.
+detail=0
+for h in "$src"/include/ccf/detail/*.hpp; do
+  name=ccf/detail/$(basename "$h")
+  printf '#include <%s>\n' "$name" > "$work/detail.cpp"
+  "$cxx" -std=c++20 -I "$src/include" "${extra[@]}" -fsyntax-only "$work/detail.cpp" \
+    2> "$work/err" || { cat "$work/err"; fail "$name does not compile alone"; }
+  detail=$((detail + 1))
 done
 cat > "$work/a.cpp" <<'CPP'
 #include <xxhash.h>
@@ -39,4 +49,4 @@ CPP
 "$cxx" -std=c++20 -I "$src/include" "${extra[@]}" "$work/a.cpp" "$work/b.cpp" -o "$work/ab" \
   -pthread 2> "$work/err" || { cat "$work/err"; fail "two translation units with <xxhash.h>"; }
 "$work/ab" || fail "two translation units: wrong result"
-echo "headers: $count public headers compile alone; two-unit program with <xxhash.h> ok"
+echo "headers: $count public and $detail detail headers compile alone; two-unit program with <xxhash.h> ok"

@@ -21,7 +21,9 @@
 
 #include "ccf/config.hpp"
 #include "ccf/detail/batch_ops.hpp"
+#include "ccf/detail/canonical_table.hpp"
 #include "ccf/detail/serialization.hpp"
+#include "ccf/detail/sizing.hpp"
 #include "ccf/hash.hpp"
 
 namespace ccf {
