@@ -20,11 +20,10 @@
 //    items are taken in blocks of up to 4 M, each block sorted by chunk (a counting sort of
 //    hashes, into scratch memory allocated once per call) and inserted chunk by chunk, starting
 //    from a chunk the block picks; a chunk that receives many items is first swept into the
-//    caches sequentially, so its items' path searches (about 12 bucket reads each at 93 % load,
-//    23 at 95 %) hit the caches and run in search_mode::cached. An item refused in a block sets a
-//    cutoff: items of the block after it are skipped, the ones after it already inserted are
-//    erased again, and items before it are still inserted; the result is the same as inserting
-//    in order.
+//    caches sequentially, so its items' path searches hit the caches and run in
+//    search_mode::cached. An item refused in a block sets a cutoff: items of the block after it
+//    are skipped, the ones after it already inserted are erased again, and items before it are
+//    still inserted; the result is the same as inserting in order.
 //
 // Bulk build (bulk_insert): the table belongs to the caller alone. In rounds of 16 M items, the
 // hashes are partitioned by chunk in parallel (a two-pass counting scatter: count per thread and
@@ -63,6 +62,13 @@ struct bulk_result {
   std::size_t inserted = 0;
   std::size_t duplicates = 0;  // items skipped because the filter already answered yes
   std::size_t refused = 0;     // items that did not fit
+
+  bulk_result& operator+=(const bulk_result& other) noexcept {
+    inserted += other.inserted;
+    duplicates += other.duplicates;
+    refused += other.refused;
+    return *this;
+  }
 };
 
 }  // namespace ccf
@@ -80,6 +86,18 @@ inline constexpr std::size_t grouped_block = std::size_t{1} << 22;
 /// A chunk is swept into the caches before its items when they are at least one per this many
 /// of its cache lines.
 inline constexpr std::size_t warm_lines_per_item = 8;
+
+/// Sweeps chunk c into the caches when `count` items are about to go into it and that pays (at
+/// least one item per `warm_lines_per_item` of its lines); true when it did, and the items'
+/// path searches can then run in search_mode::cached.
+template <class Engine>
+bool warm_if_worth_it(Engine& engine, std::size_t c, std::size_t count) {
+  const std::size_t chunk_lines =
+      engine.size_in_bytes() / engine.indexer().chunks() / cache_line_size;
+  if (count * warm_lines_per_item < chunk_lines) return false;
+  engine.warm_chunk(c);
+  return true;
+}
 
 template <class Engine, class Locate, class Sink>
 std::size_t batch_lookup(const Engine& engine, std::size_t n, Locate&& locate, Sink&& sink) {
@@ -235,7 +253,6 @@ template <class Engine>
 std::size_t insert_block_grouped(Engine& engine, std::size_t n, grouping_scratch& s) {
   const auto& indexer = engine.indexer();
   const std::size_t m = indexer.chunks();
-  const std::size_t chunk_lines = engine.size_in_bytes() / m / cache_line_size;
   const sorted_item* const sorted = s.sorted.get();
   std::fill(s.inserted.get(), s.inserted.get() + n, static_cast<unsigned char>(0));
   std::size_t cutoff = n;
@@ -246,10 +263,8 @@ std::size_t insert_block_grouped(Engine& engine, std::size_t n, grouping_scratch
   for (std::size_t j = 0; j < m; ++j) {
     const std::size_t c = first + j < m ? first + j : first + j - m;
     const std::size_t begin = c == 0 ? 0 : s.chunk_end[c - 1], end = s.chunk_end[c];
-    const bool warm = (end - begin) * warm_lines_per_item >= chunk_lines;
-    if (warm) {
-      engine.warm_chunk(c);
-    } else {
+    const bool warm = warm_if_worth_it(engine, c, end - begin);
+    if (!warm) {
       for (std::size_t i = begin; i < std::min(end, begin + batch_window); ++i)
         engine.prefetch_for_write(indexer.locate(sorted[i].hash));
     }
@@ -345,15 +360,12 @@ bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigne
   const std::size_t m = indexer.chunks();
   const std::size_t t_count = std::max<std::size_t>(
       1, std::min<std::size_t>({threads, m, (std::min(n, bulk_round) + 4095) / 4096}));
-  const std::size_t chunk_lines = engine.size_in_bytes() / m / cache_line_size;
   // Not zeroed, and in huge pages: first touched by the threads that fill it.
   scratch_array<std::uint64_t> sorted(std::min(n, bulk_round));
   // counts[t * m + c]: thread t's items of chunk c, then where they go in `sorted`.
   std::vector<std::size_t> counts(t_count * m), chunk_start(m + 1);
-  struct alignas(cache_line_size) thread_result {
-    bulk_result r;
-  };
-  std::vector<thread_result> results(t_count);  // a cache line each: no false sharing
+  // Each thread tallies in a local and writes its slot once, at the end: no false sharing.
+  std::vector<bulk_result> results(t_count);
   std::array<std::atomic<std::size_t>, 2> next_pair{};
   // Between the phases of a round, on one thread: after counting, the exclusive prefix sums
   // (chunk c's items are thread 0's, then thread 1's, ...); after the odd chunks, a fresh round.
@@ -397,28 +409,18 @@ bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigne
         for (std::size_t k; (k = 2 * next.fetch_add(1, std::memory_order_relaxed) + parity) < m;) {
           const std::uint64_t* items = sorted.get() + chunk_start[k];
           const std::size_t count = chunk_start[k + 1] - chunk_start[k];
-          bulk_result r;
-          if (count * warm_lines_per_item >= chunk_lines) {
-            engine.warm_chunk(k);
-            r = fill_chunk<search_mode::cached>(engine, items, count, skip_present);
-          } else {
-            r = fill_chunk<search_mode::ahead>(engine, items, count, skip_present);
-          }
-          mine.inserted += r.inserted;
-          mine.duplicates += r.duplicates;
-          mine.refused += r.refused;
+          mine += warm_if_worth_it(engine, k, count)
+                      ? fill_chunk<search_mode::cached>(engine, items, count, skip_present)
+                      : fill_chunk<search_mode::ahead>(engine, items, count, skip_present);
         }
         sync.arrive_and_wait();
       }
     }
-    results[t].r = mine;
+    results[t] = mine;
   });
   bulk_result total;
-  for (const thread_result& r : results) {
-    total.inserted += r.r.inserted;
-    total.duplicates += r.r.duplicates;
-    total.refused += r.r.refused;
-  }
+  for (const bulk_result& r : results)
+    total += r;
   engine.add_to_size(static_cast<std::ptrdiff_t>(total.inserted));
   return total;
 }

@@ -178,18 +178,12 @@ class cuckoo_engine {
 
   // ---- updates ----
   bool insert(const position& p, slot_type v) {
-    const bool done = table_.size_in_bytes() <= cached_table_bytes
-                          ? insert_with<search_mode::cached>(protocol_, p, v)
-                          : insert_with<search_mode::ahead>(protocol_, p, v);
-    if (!done) return false;
-    count_.add(1);
-    return true;
+    return table_.size_in_bytes() <= cached_table_bytes ? insert_counted<search_mode::cached>(p, v)
+                                                        : insert_counted<search_mode::ahead>(p, v);
   }
   /// insert() for a caller that brought p's chunk into the caches (grouped batches).
   bool insert_cached(const position& p, slot_type v) {
-    if (!insert_with<search_mode::cached>(protocol_, p, v)) return false;
-    count_.add(1);
-    return true;
+    return insert_counted<search_mode::cached>(p, v);
   }
   bool insert(const position& p) requires Layout::tag_only { return insert(p, p.tag); }
 
@@ -384,6 +378,12 @@ class cuckoo_engine {
     }
   }
 
+  template <search_mode Mode>
+  bool insert_counted(const position& p, slot_type v) {
+    if (!insert_with<Mode>(protocol_, p, v)) return false;
+    count_.add(1);
+    return true;
+  }
   template <search_mode Mode, class Access>
   bool insert_with(Access& access, const position& p, slot_type v) {
     if (place(access, p, v)) return true;
