@@ -90,7 +90,9 @@ TEST(lockfree_filter, hop_heavy_parallel_churn_keeps_every_key) {
 
 // save() while two writers insert and erase: every file loads (into the lock-free and the
 // sequential filter), holds every key present throughout the save, and describes one snapshot
-// (its item count is the number of its tags); the writers go on after the save.
+// (its item count is the number of its tags); the writers go on after the save. During a save a
+// writer may run up to half a window ahead and then waits for the save to end: however the
+// threads are scheduled, some of its keys stay present throughout every save.
 TEST(lockfree_filter, save_during_concurrent_writes_is_one_consistent_snapshot) {
   using seq = ccf::cuckoo_filter<u64, 12, 4>;
   lf f(200000, 3);
@@ -103,6 +105,7 @@ TEST(lockfree_filter, save_during_concurrent_writes_is_one_consistent_snapshot) 
     std::atomic<std::size_t> erasing{0};   // keys [0, erasing) had their erase begin
     std::atomic<std::size_t> after_save{0};
     std::atomic<std::size_t> failures{0};
+    std::atomic<std::size_t> pause_at{SIZE_MAX};  // key the writer waits before while a save runs
   };
   std::array<progress, 2> w;
   std::atomic<bool> saved_all{false};
@@ -110,6 +113,8 @@ TEST(lockfree_filter, save_during_concurrent_writes_is_one_consistent_snapshot) 
   std::vector<std::string> files;
   auto writer = [&](int t) {
     for (std::size_t i = 0; !stop.load(std::memory_order_acquire); ++i) {
+      while (i >= w[t].pause_at.load(std::memory_order_acquire) && !stop.load())
+        std::this_thread::yield();
       if (!f.insert(key_of(i, 310 + t))) w[t].failures.fetch_add(1);
       w[t].inserted.store(i + 1, std::memory_order_release);
       if (i >= window) {
@@ -138,10 +143,14 @@ TEST(lockfree_filter, save_during_concurrent_writes_is_one_consistent_snapshot) 
   for (int s = 0; s < saves; ++s) {
     // Let both writers make progress first, so that every save overlaps writes.
     wait_for_writers([&](int t) { return w[t].inserted.load() >= last[t] + 200; }, "between saves");
+    for (int t = 0; t < 2; ++t)
+      w[t].pause_at.store(w[t].inserted.load() + window / 2, std::memory_order_release);
     const std::size_t i0 = w[0].inserted.load(), i1 = w[1].inserted.load();
     std::ostringstream out(std::ios::binary);
     f.save(out);
     const std::size_t e0 = w[0].erasing.load(), e1 = w[1].erasing.load();
+    for (int t = 0; t < 2; ++t)
+      w[t].pause_at.store(SIZE_MAX, std::memory_order_release);
     files.push_back(out.str());
     windows.push_back({e0, i0, e1, i1});
     last = {i0, i1};
