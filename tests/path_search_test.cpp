@@ -153,7 +153,9 @@ void compare_searches(double load, std::size_t max_kicks, std::uint64_t seed) {
   EXPECT_GT(searched, 100u);
   if (max_kicks >= 500) {
     // Up to 95 % every search finds a path within 500 buckets; past it, most do.
-    if (load <= 0.95) EXPECT_EQ(found, searched) << "load " << load;
+    if (load <= 0.95) {
+      EXPECT_EQ(found, searched) << "load " << load;
+    }
     EXPECT_GE(found * 10, searched * 9) << "load " << load;
   }
 }

@@ -20,16 +20,19 @@
 //    items are taken in blocks of up to 4 M, each block sorted by chunk (a counting sort of
 //    hashes, into scratch memory allocated once per call) and inserted chunk by chunk, starting
 //    from a chunk the block picks; a chunk that receives many items is first swept into the
-//    caches sequentially, so its items' path searches hit the caches and run in
-//    search_mode::cached. An item refused in a block sets a cutoff: items of the block after it
-//    are skipped, the ones after it already inserted are erased again, and items before it are
-//    still inserted; the result is the same as inserting in order.
+//    caches sequentially, so its items' path searches hit the caches. When the chunk fits in half
+//    of the core's L2 cache they run in search_mode::cached; a bigger one spills into L3, and
+//    they go on prefetching each level (on the 2-core VM, 1 MiB of L2 and 1 MiB chunks, A/B runs
+//    of the 90-95 % band went about 10 % faster: docs/benchmarks.md). An item refused in a block
+//    sets a cutoff: items of the block after it are skipped, the ones after it already inserted
+//    are erased again, and items before it are still inserted; the result is the same as
+//    inserting in order.
 //
 // Bulk build (bulk_insert): the table belongs to the caller alone. In rounds of 16 M items, the
 // hashes are partitioned by chunk in parallel (a two-pass counting scatter: count per thread and
 // chunk, then scatter, hashing twice rather than storing the hashes; threads started once, four
 // barriers a round), then threads take whole chunks — the even ones, then the odd ones — sweep
-// each into the caches (when it gets enough items) and fill it with no
+// each into the caches (when it gets enough items; searched as above) and fill it with no
 // lock and no atomic instruction (insert_direct: both buckets of every item and every cuckoo path
 // lie in the item's chunk, and chunks share no word; the last bucket of a chunk may be loaded
 // with the word after it, which is why neighbouring chunks are not filled at the same time). The
@@ -49,6 +52,10 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#if defined(__unix__)
+#include <unistd.h>
+#endif
 
 #include "ccf/allocator.hpp"
 #include "ccf/config.hpp"
@@ -87,16 +94,28 @@ inline constexpr std::size_t grouped_block = std::size_t{1} << 22;
 /// of its cache lines.
 inline constexpr std::size_t warm_lines_per_item = 8;
 
+/// The calling machine's L2 cache per core in bytes, as the C library reports it (1 MiB where
+/// it does not).
+inline std::size_t l2_cache_bytes() noexcept {
+  static const std::size_t bytes = [] {
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+    const long reported = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (reported > 0) return static_cast<std::size_t>(reported);
+#endif
+    return std::size_t{1} << 20;
+  }();
+  return bytes;
+}
+
 /// Sweeps chunk c into the caches when `count` items are about to go into it and that pays (at
-/// least one item per `warm_lines_per_item` of its lines); true when it did, and the items'
-/// path searches can then run in search_mode::cached.
+/// least one item per `warm_lines_per_item` of its lines); true when it did and the chunk fits
+/// in half of a core's L2, so that the items' path searches can run in search_mode::cached.
 template <class Engine>
 bool warm_if_worth_it(Engine& engine, std::size_t c, std::size_t count) {
-  const std::size_t chunk_lines =
-      engine.size_in_bytes() / engine.indexer().chunks() / cache_line_size;
-  if (count * warm_lines_per_item < chunk_lines) return false;
+  const std::size_t chunk_bytes = engine.size_in_bytes() / engine.indexer().chunks();
+  if (count * warm_lines_per_item < chunk_bytes / cache_line_size) return false;
   engine.warm_chunk(c);
-  return true;
+  return 2 * chunk_bytes <= l2_cache_bytes();
 }
 
 template <class Engine, class Locate, class Sink>
