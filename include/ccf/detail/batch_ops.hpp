@@ -21,12 +21,11 @@
 //    hashes, into scratch memory allocated once per call) and inserted chunk by chunk, starting
 //    from a chunk the block picks; a chunk that receives many items is first swept into the
 //    caches sequentially, so its items' path searches hit the caches. When the chunk fits in half
-//    of the core's L2 cache they run in search_mode::cached; a bigger one spills into L3, and
-//    they go on prefetching each level (on the 2-core VM, 1 MiB of L2 and 1 MiB chunks, A/B runs
-//    of the 90-95 % band went about 10 % faster: docs/benchmarks.md). An item refused in a block
-//    sets a cutoff: items of the block after it are skipped, the ones after it already inserted
-//    are erased again, and items before it are still inserted; the result is the same as
-//    inserting in order.
+//    of the core's L2 cache they run in search_mode::cached; a bigger one does not stay in L2
+//    while its items go in, and they go on prefetching each level to hide the L3 misses. An item
+//    refused in a block sets a cutoff: items of the block after it are skipped, the ones after it
+//    already inserted are erased again, and items before it are still inserted; the result is the
+//    same as inserting in order.
 //
 // Bulk build (bulk_insert): the table belongs to the caller alone. In rounds of 16 M items, the
 // hashes are partitioned by chunk in parallel (a two-pass counting scatter: count per thread and
