@@ -52,7 +52,7 @@
 #include <utility>
 #include <vector>
 
-#if defined(__unix__)
+#if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>
 #endif
 
@@ -281,19 +281,19 @@ std::size_t insert_block_grouped(Engine& engine, std::size_t n, grouping_scratch
   for (std::size_t j = 0; j < m; ++j) {
     const std::size_t c = first + j < m ? first + j : first + j - m;
     const std::size_t begin = c == 0 ? 0 : s.chunk_end[c - 1], end = s.chunk_end[c];
-    const bool warm = warm_if_worth_it(engine, c, end - begin);
-    if (!warm) {
+    const bool cached = warm_if_worth_it(engine, c, end - begin);
+    if (!cached) {
       for (std::size_t i = begin; i < std::min(end, begin + batch_window); ++i)
         engine.prefetch_for_write(indexer.locate(sorted[i].hash));
     }
     for (std::size_t i = begin; i < end; ++i) {
-      if (!warm && i + batch_window < end) {
+      if (!cached && i + batch_window < end) {
         engine.prefetch_for_write(indexer.locate(sorted[i + batch_window].hash));
       }
       const std::size_t k = sorted[i].offset;
       if (k >= cutoff) continue;
       const position p = indexer.locate(sorted[i].hash);
-      if (warm ? engine.insert_cached(p, p.tag) : engine.insert(p, p.tag)) {
+      if (cached ? engine.insert_cached(p, p.tag) : engine.insert(p, p.tag)) {
         s.inserted[k] = 1;
       } else {
         cutoff = k;
