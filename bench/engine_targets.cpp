@@ -10,7 +10,12 @@
 //   3. batched fill of 2^L buckets (default L = 26) to 95 %, one thread, in M inserts/s;
 //   4. T threads (default: every hardware thread) on 2^L buckets (striped concurrent filter):
 //      bulk build (ccf::build), batched fill (insert_many per thread), single-key fill, mixed
-//      90/5/5 (lookups / inserts / erases, one key at a time) and batched lookups of present keys.
+//      90/5/5 (lookups / inserts / erases, one key at a time) and batched lookups of present keys;
+//   5. what an insert near full waits for, one thread: the time of a round of K random loads in
+//      one 1 MiB window (a chunk) of a region as large as the band's table, each round's
+//      addresses depending on the loads of the round before, for K = 1, 8 (the buckets that the
+//      first level of a path search tests) and 32 (a second level); next to it the 90-95 % band's
+//      single-key time per insert and relocation hops per insert from section 2.
 // Every timed region checks its answers (a false negative stops the run with exit status 1).
 // --quick shrinks everything to small tables (a smoke test; its figures mean nothing).
 #include <algorithm>
@@ -124,8 +129,17 @@ void in_cache(const options& o) {
       many_hit * ns, many_miss * ns, many_hit / hit, many_miss / miss);
 }
 
-/// Insert rates (M/s) below 50 % and between 90 and 95 % of a filter of `capacity` items.
-std::pair<double, double> band_rates(std::size_t capacity, bool batched) {
+/// What band_rates measured: rates (M/s) below 50 % and between 90 and 95 % of a filter, the
+/// relocation hops per insert of the 90-95 % band, and the size of the filter's table.
+struct band_figures {
+  double low = 0;
+  double high = 0;
+  double high_hops = 0;
+  std::size_t table_bytes = 0;
+};
+
+/// Insert rates below 50 % and between 90 and 95 % of a filter of `capacity` items.
+band_figures band_rates(std::size_t capacity, bool batched) {
   seq_filter f(capacity);
   const double slots = static_cast<double>(f.size_in_tags());
   const std::vector<u64> keys = keys_from(0, static_cast<std::size_t>(slots * 0.95), 2);
@@ -142,21 +156,74 @@ std::pair<double, double> band_rates(std::size_t capacity, bool batched) {
     return static_cast<double>(to - from) / seconds_since(t0) / 1e6;
   };
   const auto at = [&](double load) { return static_cast<std::size_t>(slots * load); };
-  const double low = run(0, at(0.5));
+  band_figures r;
+  r.low = run(0, at(0.5));
   run(at(0.5), at(0.9));
-  const double high = run(at(0.9), keys.size());
-  return {low, high};
+  const std::size_t hops = f.relocations();
+  r.high = run(at(0.9), keys.size());
+  r.high_hops =
+      static_cast<double>(f.relocations() - hops) / static_cast<double>(keys.size() - at(0.9));
+  r.table_bytes = f.size_in_bytes();
+  return r;
 }
 
-void load_bands(const options& o) {
+/// Section 2; returns the single-key band's figures for section 5.
+band_figures load_bands(const options& o) {
   const std::size_t capacity = std::size_t{1} << o.room;
   std::printf("2. load bands: a filter with room for 2^%d items, one thread (M inserts/s)\n",
               o.room);
+  band_figures single;
   for (const bool batched : {false, true}) {
-    const auto [low, high] = band_rates(capacity, batched);
+    const band_figures r = band_rates(capacity, batched);
     std::printf("   %-10s below 50 %% %7.2f  90-95 %% %7.2f  ratio %.3f (target >= 0.333)\n",
-                batched ? "batched" : "single-key", low, high, high / low);
+                batched ? "batched" : "single-key", r.low, r.high, r.high / r.low);
+    if (!batched) single = r;
   }
+  return single;
+}
+
+/// ns per round of k random loads in one random 1 MiB window of `region`, each round's window
+/// and offsets drawn from the sum of the previous round's loads, so rounds cannot overlap.
+double load_round_ns(const std::vector<u64, ccf::table_allocator<u64>>& region, unsigned k,
+                     std::size_t rounds) {
+  constexpr std::size_t window = (std::size_t{1} << 20) / sizeof(u64);
+  const std::size_t windows = region.size() / window;
+  u64 carried = 0;
+  const auto t0 = clock_type::now();
+  for (std::size_t r = 0; r < rounds; ++r) {
+    u64 draw = ccf::bench::scramble(carried + r);
+    const std::size_t base = static_cast<std::size_t>(draw % windows) * window;
+    u64 sum = 0;
+    for (unsigned j = 0; j < k; ++j) {
+      draw = ccf::bench::scramble(draw);
+      sum += region[base + static_cast<std::size_t>(draw % window)];
+    }
+    carried = sum;
+  }
+  const double s = seconds_since(t0);
+  if (carried == 1) std::printf(" ");  // keeps the loads
+  return s * 1e9 / static_cast<double>(rounds);
+}
+
+void memory_rounds(const options& o, const band_figures& single) {
+  const std::size_t words = std::max<std::size_t>(single.table_bytes / sizeof(u64), 1 << 17);
+  std::vector<u64, ccf::table_allocator<u64>> region(words);
+  for (std::size_t i = 0; i < words; ++i)
+    region[i] = ccf::bench::scramble(i);
+  const std::size_t rounds = o.quick ? 1000 : 400000;
+  std::printf("5. what an insert near full waits for, one thread, a %zu MiB region:\n",
+              words * sizeof(u64) >> 20);
+  const double one = load_round_ns(region, 1, rounds);
+  const double eight = load_round_ns(region, 8, rounds);
+  const double many = load_round_ns(region, 32, rounds);
+  std::printf(
+      "   a round of K random loads in one 1 MiB window: K=1 %.1f ns, K=8 %.1f ns (%.2f x), "
+      "K=32 %.1f ns (%.2f x)\n",
+      one, eight, eight / one, many, many / one);
+  std::printf(
+      "   single-key inserts at 90-95 %%: %.1f ns each = %.2f rounds of 8, "
+      "%.2f relocation hops each\n",
+      1e3 / single.high, 1e3 / single.high / eight, single.high_hops);
 }
 
 void large_fill(const options& o) {
@@ -291,8 +358,9 @@ int main(int argc, char** argv) {
               ccf::bench::describe_machine().cpu_model.c_str(),
               std::thread::hardware_concurrency());
   in_cache(o);
-  load_bands(o);
+  const band_figures single = load_bands(o);
   large_fill(o);
   threads_on_large(o);
+  memory_rounds(o, single);
   return 0;
 }
