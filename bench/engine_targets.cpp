@@ -12,7 +12,7 @@
 //      bulk build (ccf::build), batched fill (insert_many per thread), single-key fill, mixed
 //      90/5/5 (lookups / inserts / erases, one key at a time) and batched lookups of present keys;
 //   5. what an insert near full waits for, one thread: the time of a round of K random loads in
-//      one 1 MiB window (a chunk) of a region as large as the band's table, each round's
+//      one chunk-sized window of a region as large as the band's table, each round's
 //      addresses depending on the loads of the round before, for K = 1, 8 (the buckets that the
 //      first level of a path search tests) and 32 (a second level); next to it the 90-95 % band's
 //      single-key time per insert and relocation hops per insert from section 2.
@@ -130,12 +130,13 @@ void in_cache(const options& o) {
 }
 
 /// What band_rates measured: rates (M/s) below 50 % and between 90 and 95 % of a filter, the
-/// relocation hops per insert of the 90-95 % band, and the size of the filter's table.
+/// relocation hops per insert of the 90-95 % band, and the sizes of the filter's table and chunks.
 struct band_figures {
   double low = 0;
   double high = 0;
   double high_hops = 0;
   std::size_t table_bytes = 0;
+  std::size_t chunk_bytes = 0;
 };
 
 /// Insert rates below 50 % and between 90 and 95 % of a filter of `capacity` items.
@@ -164,6 +165,7 @@ band_figures band_rates(std::size_t capacity, bool batched) {
   r.high_hops =
       static_cast<double>(f.relocations() - hops) / static_cast<double>(keys.size() - at(0.9));
   r.table_bytes = f.size_in_bytes();
+  r.chunk_bytes = f.size_in_bytes() / f.chunks();
   return r;
 }
 
@@ -182,11 +184,11 @@ band_figures load_bands(const options& o) {
   return single;
 }
 
-/// ns per round of k random loads in one random 1 MiB window of `region`, each round's window
-/// and offsets drawn from the sum of the previous round's loads, so rounds cannot overlap.
-double load_round_ns(const std::vector<u64, ccf::table_allocator<u64>>& region, unsigned k,
-                     std::size_t rounds) {
-  constexpr std::size_t window = (std::size_t{1} << 20) / sizeof(u64);
+/// ns per round of k random loads in one random window of `window` words of `region`, each
+/// round's window and offsets drawn from the sum of the previous round's loads, so rounds cannot
+/// overlap.
+double load_round_ns(const std::vector<u64, ccf::table_allocator<u64>>& region, std::size_t window,
+                     unsigned k, std::size_t rounds) {
   const std::size_t windows = region.size() / window;
   u64 carried = 0;
   const auto t0 = clock_type::now();
@@ -201,25 +203,26 @@ double load_round_ns(const std::vector<u64, ccf::table_allocator<u64>>& region, 
     carried = sum;
   }
   const double s = seconds_since(t0);
-  if (carried == 1) std::printf(" ");  // keeps the loads
+  ccf::bench::keep(carried);
   return s * 1e9 / static_cast<double>(rounds);
 }
 
 void memory_rounds(const options& o, const band_figures& single) {
-  const std::size_t words = std::max<std::size_t>(single.table_bytes / sizeof(u64), 1 << 17);
+  const std::size_t words = single.table_bytes / sizeof(u64);
+  const std::size_t window = single.chunk_bytes / sizeof(u64);
   std::vector<u64, ccf::table_allocator<u64>> region(words);
   for (std::size_t i = 0; i < words; ++i)
     region[i] = ccf::bench::scramble(i);
   const std::size_t rounds = o.quick ? 1000 : 400000;
-  std::printf("5. what an insert near full waits for, one thread, a %zu MiB region:\n",
-              words * sizeof(u64) >> 20);
-  const double one = load_round_ns(region, 1, rounds);
-  const double eight = load_round_ns(region, 8, rounds);
-  const double many = load_round_ns(region, 32, rounds);
+  std::printf("5. what an insert near full waits for, one thread, a %.1f MiB region:\n",
+              static_cast<double>(single.table_bytes) / (1 << 20));
+  const double one = load_round_ns(region, window, 1, rounds);
+  const double eight = load_round_ns(region, window, 8, rounds);
+  const double many = load_round_ns(region, window, 32, rounds);
   std::printf(
-      "   a round of K random loads in one 1 MiB window: K=1 %.1f ns, K=8 %.1f ns (%.2f x), "
+      "   a round of K random loads in one chunk (%zu KiB): K=1 %.1f ns, K=8 %.1f ns (%.2f x), "
       "K=32 %.1f ns (%.2f x)\n",
-      one, eight, eight / one, many, many / one);
+      single.chunk_bytes >> 10, one, eight, eight / one, many, many / one);
   std::printf(
       "   single-key inserts at 90-95 %%: %.1f ns each = %.2f rounds of 8, "
       "%.2f relocation hops each\n",
