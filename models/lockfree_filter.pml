@@ -11,7 +11,8 @@
  * Processes
  *   relocate_T   moves T between the two buckets: reads both words, then one atomic 2-word
  *                compare-and-swap (what ccf's K-CAS provides) that moves T to an empty slot of
- *                the other bucket and increments both counters.
+ *                the other bucket and increments both counters; as the last hop of an insert of
+ *                U, the same compare-and-swap also puts U into the slot T leaves.
  *   foreign_hop  relocations of V between one of our buckets and a third bucket outside the
  *                model: a single-bucket update (the other word of that K-CAS is not observed by
  *                the lookup) that also increments the bucket's counter.
@@ -86,6 +87,14 @@ proctype relocate_T() {
       :: HAS(bucket[1], T) && HAS(bucket[0], EMPTY) ->
         bucket[0] = BUMP(PUT(bucket[0], T));
         bucket[1] = BUMP(REMOVE(bucket[1], T));
+        hops++
+      :: HAS(bucket[0], T) && HAS(bucket[1], EMPTY) -> /* and U takes T's slot */
+        bucket[0] = BUMP(PUT(REMOVE(bucket[0], T), U));
+        bucket[1] = BUMP(PUT(bucket[1], T));
+        hops++
+      :: HAS(bucket[1], T) && HAS(bucket[0], EMPTY) -> /* and U takes T's slot */
+        bucket[0] = BUMP(PUT(bucket[0], T));
+        bucket[1] = BUMP(PUT(REMOVE(bucket[1], T), U));
         hops++
       :: else -> skip /* no room: try again later */
       fi

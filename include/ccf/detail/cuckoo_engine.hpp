@@ -33,8 +33,10 @@
 // bucket's alternates at once when it is not (tables up to 1 MiB, or a chunk that a grouped batch
 // swept into the caches: insert_cached, insert_direct); both find the same path. (3) The
 // path is executed backwards from the free slot, one hop at a time; each hop checks that the
-// slot still holds the item the search saw and that the destination still has room, and the
-// search starts again if not (at most 64 rounds). (4) The freed slot in i1 or i2 takes the item.
+// slot still holds the item the search saw and that the destination still has room. (4) The
+// last hop, out of i1 or i2, also puts the new item into the slot it frees, in the same atomic
+// change (one commit fewer per search, and nothing can take that slot in between). If a hop no
+// longer applies, the item tries i1 and i2 again and the search starts again (at most 64 rounds).
 // Nothing moves before a whole path is known, so an insert that finds no path changes nothing: a
 // full table refuses cleanly and loses nothing, with no stash.
 //
@@ -393,10 +395,16 @@ class cuckoo_engine {
       const std::size_t leaf =
           path::template search<Layout, Mode>(q, p.i1, p.i2, base, max_kicks_, table_, indexer_);
       if (leaf == path::none) return false;
-      path::execute(q, leaf, [&](std::size_t src, unsigned s, slot_type item, std::size_t dst) {
-        return hop(access, src, s, item, dst);
-      });
-      if (place(access, p, v)) return true;
+      const bool placed = path::execute(
+          q, leaf,
+          [&](std::size_t src, unsigned s, slot_type item, std::size_t dst) {
+            return hop(access, src, s, item, dst, [s](bucket& from) { Layout::vacate(from, s); });
+          },
+          [&](std::size_t src, unsigned s, slot_type item, std::size_t dst) {
+            return hop(access, src, s, item, dst,
+                       [s, v](bucket& from) { Layout::set(from, s, v); });
+          });
+      if (placed || place(access, p, v)) return true;
     }
     return false;
   }
@@ -425,15 +433,18 @@ class cuckoo_engine {
     return true;
   }
 
-  /// One hop: moves the item `item` from slot s of bucket src to a free slot of bucket dst.
-  template <class Access>
-  bool hop(Access& access, std::size_t src, unsigned s, slot_type item, std::size_t dst) {
+  /// One hop: moves the item `item` from slot s of bucket src to a free slot of bucket dst, and
+  /// leave(src's bucket) refills slot s: vacates it, or puts the new item there when src is i1 or
+  /// i2 (the insert then completes in the same atomic change as its last hop).
+  template <class Access, class Leave>
+  bool hop(Access& access, std::size_t src, unsigned s, slot_type item, std::size_t dst,
+           Leave&& leave) {
     const bool moved = access.update(table_, src, dst, [&](bucket& from, bucket& to) {
       if (Layout::get(from, s) != item) return false;
       const slot_mask room = Layout::free(to);
       if (!room) return false;
       Layout::set(to, room.first(), item);
-      Layout::vacate(from, s);
+      leave(from);
       return true;
     });
     if constexpr (std::is_same_v<Access, Protocol>) {

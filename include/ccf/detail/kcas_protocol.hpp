@@ -12,8 +12,9 @@
 //        61 - S*F): insert, erase, both words of a hop, clear, and the table API. The counter is a
 //        version number, not only a relocation count (see "Why versions" below).
 //   (I3) A relocation (hop) is one 2-word K-CAS that removes t from bucket src and puts it into a
-//        free slot of dst = alt(src, t): at every instant each tag is in exactly one bucket, so
-//        the copies of t in {i1, i2} change only by inserts (+1) and erases (-1).
+//        free slot of dst = alt(src, t) (the last hop of an insert also puts the new item into
+//        the slot t leaves, in the same K-CAS): at every instant each tag is in exactly one
+//        bucket, so the copies of t in {i1, i2} change only by inserts (+1) and erases (-1).
 //
 // update(t, i1, i2, f). Read a1 = word i1 and a2 = word i2 (kcas_load: reads, never writes), run
 // f on copies. If f changed one bucket, commit it with one cas(word, seen, next(seen, new)); if
