@@ -56,6 +56,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -396,13 +397,8 @@ class cuckoo_engine {
           path::template search<Layout, Mode>(q, p.i1, p.i2, base, max_kicks_, table_, indexer_);
       if (leaf == path::none) return false;
       const bool placed = path::execute(
-          q, leaf,
-          [&](std::size_t src, unsigned s, slot_type item, std::size_t dst) {
-            return hop(access, src, s, item, dst, [s](bucket& from) { Layout::vacate(from, s); });
-          },
-          [&](std::size_t src, unsigned s, slot_type item, std::size_t dst) {
-            return hop(access, src, s, item, dst,
-                       [s, v](bucket& from) { Layout::set(from, s, v); });
+          q, leaf, [&](std::size_t src, unsigned s, slot_type item, std::size_t dst, bool last) {
+            return hop(access, src, s, item, dst, last ? std::optional(v) : std::nullopt);
           });
       if (placed || place(access, p, v)) return true;
     }
@@ -434,17 +430,21 @@ class cuckoo_engine {
   }
 
   /// One hop: moves the item `item` from slot s of bucket src to a free slot of bucket dst, and
-  /// leave(src's bucket) refills slot s: vacates it, or puts the new item there when src is i1 or
-  /// i2 (the insert then completes in the same atomic change as its last hop).
-  template <class Access, class Leave>
+  /// leaves slot s empty, or holding `newcomer` (the new item, when src is i1 or i2: the insert
+  /// then completes in the same atomic change as its last hop).
+  template <class Access>
   bool hop(Access& access, std::size_t src, unsigned s, slot_type item, std::size_t dst,
-           Leave&& leave) {
+           std::optional<slot_type> newcomer) {
     const bool moved = access.update(table_, src, dst, [&](bucket& from, bucket& to) {
       if (Layout::get(from, s) != item) return false;
       const slot_mask room = Layout::free(to);
       if (!room) return false;
       Layout::set(to, room.first(), item);
-      leave(from);
+      if (newcomer) {
+        Layout::set(from, s, *newcomer);
+      } else {
+        Layout::vacate(from, s);
+      }
       return true;
     });
     if constexpr (std::is_same_v<Access, Protocol>) {

@@ -11,8 +11,8 @@
 // execute() walks the path found backwards, from the free slot to i1 / i2, calling
 // hop(src, slot, value, dst) for each move; each hop re-validates (the slot still holds that
 // value, dst still has room) and moves the item atomically under the table's protocol, and
-// execute stops at the first hop that no longer applies. The last move, out of i1 or i2, is the
-// caller's `last`: the engine puts the new item into the slot it frees in the same atomic change.
+// execute stops at the first hop that no longer applies. The last move, out of i1 or i2, is
+// marked as such: the engine puts the new item into the slot it frees in the same atomic change.
 #pragma once
 
 #include <algorithm>
@@ -125,17 +125,18 @@ class cuckoo_path {
     return none;
   }
 
-  /// Executes the path ending at `leaf` (never a root): hop(src, slot, value, dst) from the
-  /// free slot back to the level below i1 / i2, then last(src, slot, value, dst) for the move out
-  /// of i1 or i2, which also takes the new item into the slot it frees. False when a hop no longer
-  /// applied.
-  template <class Hop, class Last>
-  static bool execute(const queue& q, std::size_t leaf, Hop&& hop, Last&& last) {
-    std::size_t n = leaf;
-    for (; q[q[n].parent].parent != no_parent; n = q[n].parent) {
-      if (!hop(q[q[n].parent].bucket, q[n].slot, q[n].value, q[n].bucket)) return false;
+  /// Executes the path ending at `leaf` (never a root): hop(src, slot, value, dst, last) from
+  /// the free slot back to i1 / i2; `last` is true for the move out of i1 or i2. False when a hop
+  /// no longer applied.
+  template <class Hop>
+  static bool execute(const queue& q, std::size_t leaf, Hop&& hop) {
+    for (std::size_t n = leaf; q[n].parent != no_parent; n = q[n].parent) {
+      const node& from = q[q[n].parent];
+      if (!hop(from.bucket, q[n].slot, q[n].value, q[n].bucket, from.parent == no_parent)) {
+        return false;
+      }
     }
-    return last(q[q[n].parent].bucket, q[n].slot, q[n].value, q[n].bucket);
+    return true;
   }
 
  private:
