@@ -9,7 +9,7 @@
 // is never confused with another one of the same tag.
 //
 // execute() walks the path found backwards, from the free slot to i1 / i2, calling
-// hop(src, slot, value, dst) for each move; each hop re-validates (the slot still holds that
+// hop(src, slot, value, dst, last) for each move; each hop re-validates (the slot still holds that
 // value, dst still has room) and moves the item atomically under the table's protocol, and
 // execute stops at the first hop that no longer applies. The last move, out of i1 or i2, is
 // marked as such: the engine puts the new item into the slot it frees in the same atomic change.
