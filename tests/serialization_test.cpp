@@ -495,7 +495,6 @@ TEST(serialization, a_forged_huge_header_is_refused_without_allocating_the_table
   const std::string huge12 = forged_huge_header<lockfree<12, 4>>();
   ASSERT_EQ(huge16.size(), 80u);
   const long before = peak_rss_kib();
-  const auto start = std::chrono::steady_clock::now();
   expect_format_error<seq<16, 4>>(huge16, "truncated");
   expect_format_error<conc<16, 4>>(huge16, "truncated");
   expect_format_error<lockfree<12, 4>>(huge12, "truncated");
@@ -503,13 +502,11 @@ TEST(serialization, a_forged_huge_header_is_refused_without_allocating_the_table
   // With a megabyte of the claimed payload present.
   expect_format_error<seq<16, 4>>(huge16 + std::string(1 << 20, '\0'), "truncated");
   expect_format_error<lockfree<12, 4>>(huge12 + std::string(1 << 20, '\0'), "truncated");
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const long grown_kib = peak_rss_kib() - before;
   // The pipe reader's 16 MiB read piece is allowed; sanitizers add shadow memory for it.
   constexpr long limit_mib = CCF_TSAN || sanitized_by_asan ? 512 : 64;
+  // Peak RSS, not wall time, is the check: allocating the claimed table would add gigabytes.
   EXPECT_LT(grown_kib, limit_mib * 1024) << "peak RSS grew by " << grown_kib << " KiB";
-  EXPECT_LT(seconds, 2.0);
 }
 
 TEST(serialization, non_seekable_streams_load_and_refuse_junk) {
