@@ -21,8 +21,9 @@
 //    hashes, into scratch memory allocated once per call) and inserted chunk by chunk, starting
 //    from a chunk the block picks; a chunk that receives many items is first swept into the
 //    caches sequentially, so its items' path searches hit the caches. When the chunk fits in half
-//    of the core's L2 cache they run in search_mode::cached; a bigger one does not stay in L2
-//    while its items go in, and they go on prefetching each level to hide the L3 misses. An item
+//    of the core's L2, or in half of one hardware thread's share of the L3, they run in
+//    search_mode::cached; otherwise the chunk does not stay in the caches while its items go in,
+//    and they go on prefetching each level to hide the misses. An item
 //    refused in a block sets a cutoff: items of the block after it are skipped, the ones after it
 //    already inserted are erased again, and items before it are still inserted; the result is the
 //    same as inserting in order.
@@ -93,28 +94,39 @@ inline constexpr std::size_t grouped_block = std::size_t{1} << 22;
 /// of its cache lines.
 inline constexpr std::size_t warm_lines_per_item = 8;
 
-/// The calling machine's L2 cache per core in bytes, as the C library reports it (1 MiB where
-/// it does not).
-inline std::size_t l2_cache_bytes() noexcept {
-  static const std::size_t bytes = [] {
-#if defined(_SC_LEVEL2_CACHE_SIZE)
-    const long reported = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
-    if (reported > 0) return static_cast<std::size_t>(reported);
+/// The calling machine's cache of `level` (2 or 3) in bytes as the C library reports it (L2: per
+/// core; L3: as reported, often the whole socket's or the VM's), or `fallback` where it does not.
+inline std::size_t cache_bytes(int level, std::size_t fallback) noexcept {
+#if defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_SIZE)
+  const long reported = ::sysconf(level == 2 ? _SC_LEVEL2_CACHE_SIZE : _SC_LEVEL3_CACHE_SIZE);
+  if (reported > 0) return static_cast<std::size_t>(reported);
+#else
+  (void)level;
 #endif
-    return std::size_t{1} << 20;
-  }();
-  return bytes;
+  return fallback;
+}
+
+/// Whether a chunk of `chunk_bytes`, once swept into the caches, stays there while its items go
+/// in: it fits in half of a core's L2, or in half of one hardware thread's share of the L3 (1 MiB
+/// and 0 where the C library does not say).
+inline bool chunk_stays_cached(std::size_t chunk_bytes) noexcept {
+  static const std::size_t l2 = cache_bytes(2, std::size_t{1} << 20);
+  static const std::size_t l3_share =
+      cache_bytes(3, 0) / std::max(1U, std::thread::hardware_concurrency());
+  return 2 * chunk_bytes <= l2 || 2 * chunk_bytes <= l3_share;
 }
 
 /// Sweeps chunk c into the caches when `count` items are about to go into it and that pays (at
-/// least one item per `warm_lines_per_item` of its lines); true when it did and the chunk fits
-/// in half of a core's L2, so that the items' path searches can run in search_mode::cached.
+/// least one item per `warm_lines_per_item` of its lines); true when it did and the chunk stays
+/// in the caches (chunk_stays_cached), so that the items' path searches can run in
+/// search_mode::cached: a search that tests each bucket as it computes it, stopping at the first
+/// with room, waits less for cache hits than one that prefetches whole levels first.
 template <class Engine>
 bool warm_if_worth_it(Engine& engine, std::size_t c, std::size_t count) {
   const std::size_t chunk_bytes = engine.size_in_bytes() / engine.indexer().chunks();
   if (count * warm_lines_per_item < chunk_bytes / cache_line_size) return false;
   engine.warm_chunk(c);
-  return 2 * chunk_bytes <= l2_cache_bytes();
+  return chunk_stays_cached(chunk_bytes);
 }
 
 template <class Engine, class Locate, class Sink>
