@@ -23,10 +23,10 @@
 //    caches sequentially, so its items' path searches hit the caches. When the chunk fits in half
 //    of the core's L2, or in half of one hardware thread's share of the L3, they run in
 //    search_mode::cached; otherwise the chunk does not stay in the caches while its items go in,
-//    and they go on prefetching each level to hide the misses. An item
-//    refused in a block sets a cutoff: items of the block after it are skipped, the ones after it
-//    already inserted are erased again, and items before it are still inserted; the result is the
-//    same as inserting in order.
+//    and they go on prefetching each level to hide the misses. An item refused in a block sets a
+//    cutoff: items of the block after it are skipped, the ones after it already inserted are
+//    erased again, and items before it are still inserted; the result is the same as inserting
+//    in order.
 //
 // Bulk build (bulk_insert): the table belongs to the caller alone. In rounds of 16 M items, the
 // hashes are partitioned by chunk in parallel (a two-pass counting scatter: count per thread and
