@@ -66,6 +66,10 @@ cf_value* cf_value::create(filter&& f, const filter_meta& meta) {
   return new (p) cf_value(std::move(f), meta);
 }
 
+cf_value* cf_value::create(const ccf::filter_config& c, const filter_meta& meta) {
+  return create(filter(c), meta);
+}
+
 cf_value* cf_value::create_pending(std::string_view first_chunk, std::size_t total) {
   void* p = api::alloc(sizeof(cf_value));
   try {

@@ -61,6 +61,9 @@ class cf_value {
  public:
   /// A key's value, allocated through Redis (destroy() frees it).
   static cf_value* create(filter&& f, const filter_meta& meta);
+  /// A new filter of shape `c`. (Every filter is made or loaded in cf_value.cpp, so that only it
+  /// compiles the filter types behind ccf::basic_runtime_filter.)
+  static cf_value* create(const ccf::filter_config& c, const filter_meta& meta);
   static cf_value* create_pending(std::string_view first_chunk, std::size_t total);
   static void destroy(cf_value* v) noexcept;
 

@@ -42,7 +42,7 @@ cf_value* make_filter(const reserve_options& o) {
   } else {
     c = ccf::filter_config::growing_for_rate(o.capacity, o.error);
   }
-  return cf_value::create(filter(c), filter_meta{o.expansion, o.max_iterations, 0});
+  return cf_value::create(c, filter_meta{o.expansion, o.max_iterations, 0});
 }
 
 /// Parses CF.RESERVE's options (argv[3...]); an error text, or nullptr.

@@ -49,6 +49,7 @@ foreach(t IN LISTS ccf_fuzz_targets)
   add_executable(${t}_replay ${ccf_fuzz_dir}/${t}.cpp ${ccf_fuzz_dir}/replay_main.cpp)
   target_link_libraries(${t}_replay PRIVATE ccf::ccf ccf_dev_flags)
   target_include_directories(${t}_replay PRIVATE ${ccf_fuzz_dir} ${ccf_fuzz_includes_${t}})
+  ccf_link_runtime_models(${t}_replay ${ccf_fuzz_dir}/${t}.cpp)
   add_test(NAME ${t}_replay
            COMMAND ${t}_replay --replay ${ccf_fuzz_dir}/corpus/${t}
                    --mutations ${ccf_fuzz_mutations_${t}})

@@ -70,6 +70,15 @@
 #define CCF_TSAN 0
 #endif
 
+// CCF_RUNTIME_FILTER_PREBUILT: 1 where the program links ccf's library ccf_runtime_models, which
+// compiles ccf::runtime_filter's filter types once (default allocator; src/runtime_models_*.cpp).
+// Its sources then declare those instantiations extern instead of compiling every filter type
+// again. ccf's CMake target ccf_runtime_models sets it for what links it; installed ccf is
+// header-only and leaves it 0.
+#ifndef CCF_RUNTIME_FILTER_PREBUILT
+#define CCF_RUNTIME_FILTER_PREBUILT 0
+#endif
+
 namespace ccf {
 /// Size of a cache line on the machines ccf targets (x86-64, aarch64).
 inline constexpr std::size_t cache_line_size = 64;

@@ -13,6 +13,9 @@
 // template instantiation of theirs. Files are those of the typed filters over std::string /
 // std::string_view keys, in either direction; load() reads the header to pick the layout.
 //
+// The filter types behind it (about forty) take minutes to compile; ccf's own programs compile
+// them once, in the library ccf_runtime_models (CCF_RUNTIME_FILTER_PREBUILT in config.hpp).
+//
 // Every member forwards to the typed filter through one virtual call; batches cost one virtual
 // call per batch. Keys can also be given by hash (hash_of(key), insert_hash, contains_many_hashes
 // ...) for callers that hash once and use the hash several times.
@@ -28,10 +31,12 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ccf/allocator.hpp"
 #include "ccf/concurrent_cuckoo_filter.hpp"
+#include "ccf/config.hpp"
 #include "ccf/cuckoo_filter.hpp"
 #include "ccf/detail/runtime_model.hpp"
 #include "ccf/filter_file.hpp"
@@ -117,71 +122,159 @@ struct filter_config {
 
 namespace detail {
 
-/// Makes the runtime model of the (bits, slots, kind) filter type from `args`.
-template <class Allocator>
-struct runtime_factory {
+/// The runtime model of the typed filter of B-bit fingerprints, S slots and `kind`, made from
+/// `args` (a shape, or a file).
+template <unsigned B, unsigned S, class Allocator, class... Args>
+std::unique_ptr<runtime_model> model_of_kind(filter_kind kind, Args&&... args) {
   using key = std::string_view;
   using hash = ccf::hash<std::string_view>;
-
-  template <class... Args>
-  static std::unique_ptr<runtime_model> make(unsigned bits, unsigned slots, filter_kind kind,
-                                             Args&&... args) {
-    switch (bits) {
-      case 4:
-        return by_slots<4>(slots, kind, std::forward<Args>(args)...);
-      case 8:
-        return by_slots<8>(slots, kind, std::forward<Args>(args)...);
-      case 12:
-        return by_slots<12>(slots, kind, std::forward<Args>(args)...);
-      case 16:
-        return by_slots<16>(slots, kind, std::forward<Args>(args)...);
-      case 32:
-        return by_slots<32>(slots, kind, std::forward<Args>(args)...);
-    }
-    throw std::invalid_argument("ccf: fingerprint bits must be 4, 8, 12, 16 or 32, not " +
-                                std::to_string(bits));
-  }
-
- private:
-  template <unsigned B, class... Args>
-  static std::unique_ptr<runtime_model> by_slots(unsigned slots, filter_kind kind, Args&&... args) {
-    switch (slots) {
-      case 2:
-        return by_kind<B, 2>(kind, std::forward<Args>(args)...);
-      case 4:
-        return by_kind<B, 4>(kind, std::forward<Args>(args)...);
-      case 8:
-        return by_kind<B, 8>(kind, std::forward<Args>(args)...);
-    }
-    throw std::invalid_argument("ccf: slots per bucket must be 2, 4 or 8, not " +
-                                std::to_string(slots));
-  }
-  template <unsigned B, unsigned S, class... Args>
-  static std::unique_ptr<runtime_model> by_kind(filter_kind kind, Args&&... args) {
-    using alt = chunked_alternate;
-    switch (kind) {
-      case filter_kind::sequential:
-        return std::make_unique<runtime_model_of<cuckoo_filter<key, B, S, hash, alt, Allocator>>>(
+  using alt = chunked_alternate;
+  switch (kind) {
+    case filter_kind::sequential:
+      return std::make_unique<runtime_model_of<cuckoo_filter<key, B, S, hash, alt, Allocator>>>(
+          std::forward<Args>(args)...);
+    case filter_kind::concurrent:
+      return std::make_unique<runtime_model_of<
+          concurrent_cuckoo_filter<key, B, S, hash, striped_locking, alt, Allocator>>>(
+          std::forward<Args>(args)...);
+    case filter_kind::lockfree:
+      if constexpr (versioned_layout_supported(B, S)) {
+        return std::make_unique<
+            runtime_model_of<lockfree_cuckoo_filter<key, B, S, hash, alt, Allocator>>>(
             std::forward<Args>(args)...);
-      case filter_kind::concurrent:
-        return std::make_unique<runtime_model_of<
-            concurrent_cuckoo_filter<key, B, S, hash, striped_locking, alt, Allocator>>>(
-            std::forward<Args>(args)...);
-      case filter_kind::lockfree:
-        if constexpr (versioned_layout_supported(B, S)) {
-          return std::make_unique<
-              runtime_model_of<lockfree_cuckoo_filter<key, B, S, hash, alt, Allocator>>>(
-              std::forward<Args>(args)...);
-        } else {
-          throw std::invalid_argument(
-              "ccf: the lock-free filter needs bits x slots <= 48 (one 64-bit word per "
-              "bucket), not " +
-              std::to_string(B) + " x " + std::to_string(S));
-        }
-    }
-    throw std::invalid_argument("ccf: unknown filter kind");
+      } else {
+        throw std::invalid_argument(
+            "ccf: the lock-free filter needs bits x slots <= 48 (one 64-bit word per bucket), "
+            "not " +
+            std::to_string(B) + " x " + std::to_string(S));
+      }
   }
-};
+  throw std::invalid_argument("ccf: unknown filter kind");
+}
+
+template <unsigned B, class Allocator, class... Args>
+std::unique_ptr<runtime_model> model_of_slots(unsigned slots, filter_kind kind, Args&&... args) {
+  switch (slots) {
+    case 2:
+      return model_of_kind<B, 2, Allocator>(kind, std::forward<Args>(args)...);
+    case 4:
+      return model_of_kind<B, 4, Allocator>(kind, std::forward<Args>(args)...);
+    case 8:
+      return model_of_kind<B, 8, Allocator>(kind, std::forward<Args>(args)...);
+  }
+  throw std::invalid_argument("ccf: slots per bucket must be 2, 4 or 8, not " +
+                              std::to_string(slots));
+}
+
+// The units of instantiation: every filter type of B-bit fingerprints, new or loaded, and the
+// growing filters. With CCF_RUNTIME_FILTER_PREBUILT (config.hpp) they are compiled once, for the
+// default allocator, in ccf's library ccf_runtime_models (src/), not in every program's sources.
+
+/// A new static filter of B-bit fingerprints.
+template <unsigned B, class Allocator>
+std::unique_ptr<runtime_model> new_static_model(unsigned slots, filter_kind kind,
+                                                std::size_t capacity, std::uint64_t seed,
+                                                std::size_t max_kicks, const Allocator& alloc) {
+  return model_of_slots<B, Allocator>(slots, kind, capacity, seed, max_kicks, alloc);
+}
+/// A static filter of B-bit fingerprints loaded from `src`.
+template <unsigned B, class Allocator>
+std::unique_ptr<runtime_model> load_static_model(unsigned slots, filter_kind kind,
+                                                 filter_source& src, const Allocator& alloc) {
+  return model_of_slots<B, Allocator>(slots, kind, std::move(src), alloc);
+}
+/// A new growing filter (sequential or concurrent).
+template <class Allocator>
+std::unique_ptr<runtime_model> new_growing_model(filter_kind kind, std::size_t capacity, double fpr,
+                                                 const growth_options& o, const Allocator& alloc) {
+  switch (kind) {
+    case filter_kind::sequential:
+      return std::make_unique<growing_runtime_model<false, Allocator>>(capacity, fpr, o, alloc);
+    case filter_kind::concurrent:
+      return std::make_unique<growing_runtime_model<true, Allocator>>(capacity, fpr, o, alloc);
+    case filter_kind::lockfree:
+      break;
+  }
+  throw std::invalid_argument("ccf: a growing filter is sequential or concurrent, not lockfree");
+}
+/// A growing filter loaded from `src`.
+template <class Allocator>
+std::unique_ptr<runtime_model> load_growing_model(filter_kind kind, filter_source& src,
+                                                  const Allocator& alloc) {
+  switch (kind) {
+    case filter_kind::sequential:
+      return std::make_unique<growing_runtime_model<false, Allocator>>(src, 0U, alloc);
+    case filter_kind::concurrent:
+      return std::make_unique<growing_runtime_model<true, Allocator>>(src, 0U, alloc);
+    case filter_kind::lockfree:
+      break;
+  }
+  throw std::invalid_argument("ccf: a growing filter is sequential or concurrent, not lockfree");
+}
+
+/// f.template operator()<B>() for the fingerprint bits B == bits.
+template <class F>
+std::unique_ptr<runtime_model> with_fingerprint_bits(unsigned bits, F&& f) {
+  switch (bits) {
+    case 4:
+      return f.template operator()<4>();
+    case 8:
+      return f.template operator()<8>();
+    case 12:
+      return f.template operator()<12>();
+    case 16:
+      return f.template operator()<16>();
+    case 32:
+      return f.template operator()<32>();
+  }
+  throw std::invalid_argument("ccf: fingerprint bits must be 4, 8, 12, 16 or 32, not " +
+                              std::to_string(bits));
+}
+
+using prebuilt_allocator = table_allocator<std::uint64_t>;
+
+#if CCF_RUNTIME_FILTER_PREBUILT
+extern template std::unique_ptr<runtime_model> new_static_model<4>(unsigned, filter_kind,
+                                                                   std::size_t, std::uint64_t,
+                                                                   std::size_t,
+                                                                   const prebuilt_allocator&);
+extern template std::unique_ptr<runtime_model> load_static_model<4>(unsigned, filter_kind,
+                                                                    filter_source&,
+                                                                    const prebuilt_allocator&);
+extern template std::unique_ptr<runtime_model> new_static_model<8>(unsigned, filter_kind,
+                                                                   std::size_t, std::uint64_t,
+                                                                   std::size_t,
+                                                                   const prebuilt_allocator&);
+extern template std::unique_ptr<runtime_model> load_static_model<8>(unsigned, filter_kind,
+                                                                    filter_source&,
+                                                                    const prebuilt_allocator&);
+extern template std::unique_ptr<runtime_model> new_static_model<12>(unsigned, filter_kind,
+                                                                    std::size_t, std::uint64_t,
+                                                                    std::size_t,
+                                                                    const prebuilt_allocator&);
+extern template std::unique_ptr<runtime_model> load_static_model<12>(unsigned, filter_kind,
+                                                                     filter_source&,
+                                                                     const prebuilt_allocator&);
+extern template std::unique_ptr<runtime_model> new_static_model<16>(unsigned, filter_kind,
+                                                                    std::size_t, std::uint64_t,
+                                                                    std::size_t,
+                                                                    const prebuilt_allocator&);
+extern template std::unique_ptr<runtime_model> load_static_model<16>(unsigned, filter_kind,
+                                                                     filter_source&,
+                                                                     const prebuilt_allocator&);
+extern template std::unique_ptr<runtime_model> new_static_model<32>(unsigned, filter_kind,
+                                                                    std::size_t, std::uint64_t,
+                                                                    std::size_t,
+                                                                    const prebuilt_allocator&);
+extern template std::unique_ptr<runtime_model> load_static_model<32>(unsigned, filter_kind,
+                                                                     filter_source&,
+                                                                     const prebuilt_allocator&);
+extern template std::unique_ptr<runtime_model> new_growing_model(filter_kind, std::size_t, double,
+                                                                 const growth_options&,
+                                                                 const prebuilt_allocator&);
+extern template std::unique_ptr<runtime_model> load_growing_model(filter_kind, filter_source&,
+                                                                  const prebuilt_allocator&);
+#endif
 
 }  // namespace detail
 
@@ -194,9 +287,7 @@ class basic_runtime_filter {
   /// have (or the lock-free kind does not support) and for capacity 0, std::length_error when the
   /// table would not fit in memory.
   explicit basic_runtime_filter(const filter_config& c, const Allocator& alloc = Allocator())
-      : impl_(c.growing ? make_growing(c, alloc)
-                        : factory::make(c.fingerprint_bits, c.slots_per_bucket, c.kind, c.capacity,
-                                        c.seed, c.max_kicks, alloc)),
+      : impl_(c.growing ? make_growing(c, alloc) : make_static(c, alloc)),
         bits_(c.growing ? detail::growing_width(c.target_fpr, c.max_doublings)
                         : c.fingerprint_bits),
         slots_(c.growing ? detail::growing_slots : c.slots_per_bucket),
@@ -297,8 +388,6 @@ class basic_runtime_filter {
   std::vector<std::byte> to_bytes() const { return impl_->to_bytes(); }
 
  private:
-  using factory = detail::runtime_factory<Allocator>;
-
   basic_runtime_filter(detail::filter_source& src, filter_kind kind, const Allocator& alloc)
       : impl_(is_growing(src.header) ? load_growing(src, kind, alloc)
                                      : load_static(src, kind, alloc)),
@@ -318,7 +407,15 @@ class basic_runtime_filter {
                          "-bit fingerprints x " + std::to_string(slots) +
                          " slots, which ccf does not build)");
     }
-    return factory::make(bits, slots, kind, std::move(src), alloc);
+    return detail::with_fingerprint_bits(
+        bits, [&]<unsigned B>() { return detail::load_static_model<B>(slots, kind, src, alloc); });
+  }
+  static std::unique_ptr<detail::runtime_model> make_static(const filter_config& c,
+                                                            const Allocator& alloc) {
+    return detail::with_fingerprint_bits(c.fingerprint_bits, [&]<unsigned B>() {
+      return detail::new_static_model<B>(c.slots_per_bucket, c.kind, c.capacity, c.seed,
+                                         c.max_kicks, alloc);
+    });
   }
   static bool is_growing(const detail::file_header& h) noexcept {
     return h.alternate == static_cast<std::uint32_t>(detail::alternate_kind::growing);
@@ -328,30 +425,12 @@ class basic_runtime_filter {
     growth_options o;
     o.seed = c.seed;
     o.max_doublings = c.max_doublings;
-    switch (c.kind) {
-      case filter_kind::sequential:
-        return std::make_unique<detail::growing_runtime_model<false, Allocator>>(
-            c.capacity, c.target_fpr, o, alloc);
-      case filter_kind::concurrent:
-        return std::make_unique<detail::growing_runtime_model<true, Allocator>>(
-            c.capacity, c.target_fpr, o, alloc);
-      case filter_kind::lockfree:
-        break;
-    }
-    throw std::invalid_argument("ccf: a growing filter is sequential or concurrent, not lockfree");
+    return detail::new_growing_model(c.kind, c.capacity, c.target_fpr, o, alloc);
   }
   static std::unique_ptr<detail::runtime_model> load_growing(detail::filter_source& src,
                                                              filter_kind kind,
                                                              const Allocator& alloc) {
-    switch (kind) {
-      case filter_kind::sequential:
-        return std::make_unique<detail::growing_runtime_model<false, Allocator>>(src, 0U, alloc);
-      case filter_kind::concurrent:
-        return std::make_unique<detail::growing_runtime_model<true, Allocator>>(src, 0U, alloc);
-      case filter_kind::lockfree:
-        break;
-    }
-    throw std::invalid_argument("ccf: a growing filter is sequential or concurrent, not lockfree");
+    return detail::load_growing_model(kind, src, alloc);
   }
 
   std::vector<std::uint64_t> hashes_of(std::span<const std::string_view> keys) const {
