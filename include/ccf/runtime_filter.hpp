@@ -166,46 +166,44 @@ std::unique_ptr<runtime_model> model_of_slots(unsigned slots, filter_kind kind, 
                               std::to_string(slots));
 }
 
-// The units of instantiation: every filter type of B-bit fingerprints, new or loaded, and the
-// growing filters. With CCF_RUNTIME_FILTER_PREBUILT (config.hpp) they are compiled once, for the
-// default allocator, in ccf's library ccf_runtime_models (src/), not in every program's sources.
+/// What a runtime model is made from: a shape (a new filter) or a file, and the allocator.
+template <class Allocator>
+struct model_source {
+  const filter_config* shape = nullptr;  // a new filter of this shape, or
+  filter_source* file = nullptr;         // the filter this file holds
+  const Allocator& alloc;
+};
 
-/// A new static filter of B-bit fingerprints.
+// The units of instantiation: every filter type of B-bit fingerprints, and the growing filters.
+// With CCF_RUNTIME_FILTER_PREBUILT (config.hpp) they are compiled once, for the default
+// allocator, in ccf's library ccf_runtime_models (src/), not in every program's sources.
+
+/// A static filter of B-bit fingerprints, `slots` slots per bucket and `kind`.
 template <unsigned B, class Allocator>
-std::unique_ptr<runtime_model> new_static_model(unsigned slots, filter_kind kind,
-                                                std::size_t capacity, std::uint64_t seed,
-                                                std::size_t max_kicks, const Allocator& alloc) {
-  return model_of_slots<B, Allocator>(slots, kind, capacity, seed, max_kicks, alloc);
-}
-/// A static filter of B-bit fingerprints loaded from `src`.
-template <unsigned B, class Allocator>
-std::unique_ptr<runtime_model> load_static_model(unsigned slots, filter_kind kind,
-                                                 filter_source& src, const Allocator& alloc) {
-  return model_of_slots<B, Allocator>(slots, kind, std::move(src), alloc);
-}
-/// A new growing filter (sequential or concurrent).
-template <class Allocator>
-std::unique_ptr<runtime_model> new_growing_model(filter_kind kind, std::size_t capacity, double fpr,
-                                                 const growth_options& o, const Allocator& alloc) {
-  switch (kind) {
-    case filter_kind::sequential:
-      return std::make_unique<growing_runtime_model<false, Allocator>>(capacity, fpr, o, alloc);
-    case filter_kind::concurrent:
-      return std::make_unique<growing_runtime_model<true, Allocator>>(capacity, fpr, o, alloc);
-    case filter_kind::lockfree:
-      break;
+std::unique_ptr<runtime_model> static_model(unsigned slots, filter_kind kind,
+                                            const model_source<Allocator>& s) {
+  if (s.shape != nullptr) {
+    return model_of_slots<B, Allocator>(slots, kind, s.shape->capacity, s.shape->seed,
+                                        s.shape->max_kicks, s.alloc);
   }
-  throw std::invalid_argument("ccf: a growing filter is sequential or concurrent, not lockfree");
+  return model_of_slots<B, Allocator>(slots, kind, std::move(*s.file), s.alloc);
 }
-/// A growing filter loaded from `src`.
+/// A growing filter of `kind` (sequential or concurrent).
 template <class Allocator>
-std::unique_ptr<runtime_model> load_growing_model(filter_kind kind, filter_source& src,
-                                                  const Allocator& alloc) {
+std::unique_ptr<runtime_model> growing_model(filter_kind kind, const model_source<Allocator>& s) {
+  const auto make = [&]<bool Concurrent>() -> std::unique_ptr<runtime_model> {
+    using model = growing_runtime_model<Concurrent, Allocator>;
+    if (s.shape == nullptr) return std::make_unique<model>(*s.file, 0U, s.alloc);
+    growth_options o;
+    o.seed = s.shape->seed;
+    o.max_doublings = s.shape->max_doublings;
+    return std::make_unique<model>(s.shape->capacity, s.shape->target_fpr, o, s.alloc);
+  };
   switch (kind) {
     case filter_kind::sequential:
-      return std::make_unique<growing_runtime_model<false, Allocator>>(src, 0U, alloc);
+      return make.template operator()<false>();
     case filter_kind::concurrent:
-      return std::make_unique<growing_runtime_model<true, Allocator>>(src, 0U, alloc);
+      return make.template operator()<true>();
     case filter_kind::lockfree:
       break;
   }
@@ -234,46 +232,18 @@ std::unique_ptr<runtime_model> with_fingerprint_bits(unsigned bits, F&& f) {
 using prebuilt_allocator = table_allocator<std::uint64_t>;
 
 #if CCF_RUNTIME_FILTER_PREBUILT
-extern template std::unique_ptr<runtime_model> new_static_model<4>(unsigned, filter_kind,
-                                                                   std::size_t, std::uint64_t,
-                                                                   std::size_t,
-                                                                   const prebuilt_allocator&);
-extern template std::unique_ptr<runtime_model> load_static_model<4>(unsigned, filter_kind,
-                                                                    filter_source&,
-                                                                    const prebuilt_allocator&);
-extern template std::unique_ptr<runtime_model> new_static_model<8>(unsigned, filter_kind,
-                                                                   std::size_t, std::uint64_t,
-                                                                   std::size_t,
-                                                                   const prebuilt_allocator&);
-extern template std::unique_ptr<runtime_model> load_static_model<8>(unsigned, filter_kind,
-                                                                    filter_source&,
-                                                                    const prebuilt_allocator&);
-extern template std::unique_ptr<runtime_model> new_static_model<12>(unsigned, filter_kind,
-                                                                    std::size_t, std::uint64_t,
-                                                                    std::size_t,
-                                                                    const prebuilt_allocator&);
-extern template std::unique_ptr<runtime_model> load_static_model<12>(unsigned, filter_kind,
-                                                                     filter_source&,
-                                                                     const prebuilt_allocator&);
-extern template std::unique_ptr<runtime_model> new_static_model<16>(unsigned, filter_kind,
-                                                                    std::size_t, std::uint64_t,
-                                                                    std::size_t,
-                                                                    const prebuilt_allocator&);
-extern template std::unique_ptr<runtime_model> load_static_model<16>(unsigned, filter_kind,
-                                                                     filter_source&,
-                                                                     const prebuilt_allocator&);
-extern template std::unique_ptr<runtime_model> new_static_model<32>(unsigned, filter_kind,
-                                                                    std::size_t, std::uint64_t,
-                                                                    std::size_t,
-                                                                    const prebuilt_allocator&);
-extern template std::unique_ptr<runtime_model> load_static_model<32>(unsigned, filter_kind,
-                                                                     filter_source&,
-                                                                     const prebuilt_allocator&);
-extern template std::unique_ptr<runtime_model> new_growing_model(filter_kind, std::size_t, double,
-                                                                 const growth_options&,
-                                                                 const prebuilt_allocator&);
-extern template std::unique_ptr<runtime_model> load_growing_model(filter_kind, filter_source&,
-                                                                  const prebuilt_allocator&);
+extern template std::unique_ptr<runtime_model> static_model<4>(
+    unsigned, filter_kind, const model_source<prebuilt_allocator>&);
+extern template std::unique_ptr<runtime_model> static_model<8>(
+    unsigned, filter_kind, const model_source<prebuilt_allocator>&);
+extern template std::unique_ptr<runtime_model> static_model<12>(
+    unsigned, filter_kind, const model_source<prebuilt_allocator>&);
+extern template std::unique_ptr<runtime_model> static_model<16>(
+    unsigned, filter_kind, const model_source<prebuilt_allocator>&);
+extern template std::unique_ptr<runtime_model> static_model<32>(
+    unsigned, filter_kind, const model_source<prebuilt_allocator>&);
+extern template std::unique_ptr<runtime_model> growing_model(
+    filter_kind, const model_source<prebuilt_allocator>&);
 #endif
 
 }  // namespace detail
@@ -287,7 +257,8 @@ class basic_runtime_filter {
   /// have (or the lock-free kind does not support) and for capacity 0, std::length_error when the
   /// table would not fit in memory.
   explicit basic_runtime_filter(const filter_config& c, const Allocator& alloc = Allocator())
-      : impl_(c.growing ? make_growing(c, alloc) : make_static(c, alloc)),
+      : impl_(make_model(c.growing, c.fingerprint_bits, c.slots_per_bucket, c.kind,
+                         source{&c, nullptr, alloc})),
         bits_(c.growing ? detail::growing_width(c.target_fpr, c.max_doublings)
                         : c.fingerprint_bits),
         slots_(c.growing ? detail::growing_slots : c.slots_per_bucket),
@@ -389,48 +360,37 @@ class basic_runtime_filter {
 
  private:
   basic_runtime_filter(detail::filter_source& src, filter_kind kind, const Allocator& alloc)
-      : impl_(is_growing(src.header) ? load_growing(src, kind, alloc)
-                                     : load_static(src, kind, alloc)),
+      : impl_(from_file(src, kind, alloc)),
         bits_(src.header.fingerprint_bits),
         slots_(src.header.slots_per_bucket),
         kind_(kind) {}
 
-  /// A static filter's file: a layout ccf does not build is a bad file (format_error), not a bad
-  /// argument.
-  static std::unique_ptr<detail::runtime_model> load_static(detail::filter_source& src,
-                                                            filter_kind kind,
-                                                            const Allocator& alloc) {
+  using source = detail::model_source<Allocator>;
+
+  static std::unique_ptr<detail::runtime_model> make_model(bool growing, unsigned bits,
+                                                           unsigned slots, filter_kind kind,
+                                                           const source& s) {
+    if (growing) return detail::growing_model(kind, s);
+    return detail::with_fingerprint_bits(
+        bits, [&]<unsigned B>() { return detail::static_model<B>(slots, kind, s); });
+  }
+  /// A static filter's file of a layout ccf does not build is a bad file (format_error), not a
+  /// bad argument.
+  static std::unique_ptr<detail::runtime_model> from_file(detail::filter_source& src,
+                                                          filter_kind kind,
+                                                          const Allocator& alloc) {
     const unsigned bits = src.header.fingerprint_bits, slots = src.header.slots_per_bucket;
+    const bool growing = is_growing(src.header);
     const bool known_bits = bits == 4 || bits == 8 || bits == 12 || bits == 16 || bits == 32;
-    if (!known_bits || (slots != 2 && slots != 4 && slots != 8)) {
+    if (!growing && (!known_bits || (slots != 2 && slots != 4 && slots != 8))) {
       throw format_error("ccf: corrupt filter file (a layout of " + std::to_string(bits) +
                          "-bit fingerprints x " + std::to_string(slots) +
                          " slots, which ccf does not build)");
     }
-    return detail::with_fingerprint_bits(
-        bits, [&]<unsigned B>() { return detail::load_static_model<B>(slots, kind, src, alloc); });
-  }
-  static std::unique_ptr<detail::runtime_model> make_static(const filter_config& c,
-                                                            const Allocator& alloc) {
-    return detail::with_fingerprint_bits(c.fingerprint_bits, [&]<unsigned B>() {
-      return detail::new_static_model<B>(c.slots_per_bucket, c.kind, c.capacity, c.seed,
-                                         c.max_kicks, alloc);
-    });
+    return make_model(growing, bits, slots, kind, source{nullptr, &src, alloc});
   }
   static bool is_growing(const detail::file_header& h) noexcept {
     return h.alternate == static_cast<std::uint32_t>(detail::alternate_kind::growing);
-  }
-  static std::unique_ptr<detail::runtime_model> make_growing(const filter_config& c,
-                                                             const Allocator& alloc) {
-    growth_options o;
-    o.seed = c.seed;
-    o.max_doublings = c.max_doublings;
-    return detail::new_growing_model(c.kind, c.capacity, c.target_fpr, o, alloc);
-  }
-  static std::unique_ptr<detail::runtime_model> load_growing(detail::filter_source& src,
-                                                             filter_kind kind,
-                                                             const Allocator& alloc) {
-    return detail::load_growing_model(kind, src, alloc);
   }
 
   std::vector<std::uint64_t> hashes_of(std::span<const std::string_view> keys) const {

@@ -49,4 +49,26 @@ CPP
 "$cxx" -std=c++20 -I "$src/include" "${extra[@]}" "$work/a.cpp" "$work/b.cpp" -o "$work/ab" \
   -pthread 2> "$work/err" || { cat "$work/err"; fail "two translation units with <xxhash.h>"; }
 "$work/ab" || fail "two translation units: wrong result"
-echo "headers: $count public and $detail detail headers compile alone; two-unit program with <xxhash.h> ok"
+# ccf::runtime_filter header-only, as installed ccf has it: without ccf_runtime_models (and
+# CCF_RUNTIME_FILTER_PREBUILT), the program's own source compiles every filter type.
+cat > "$work/runtime.cpp" <<'CPP'
+#include <ccf/runtime_filter.hpp>
+#include <string>
+int main() {
+  ccf::runtime_filter f(ccf::filter_config::for_rate(1000, 0.001));
+  ccf::runtime_filter g(ccf::filter_config::growing_for_rate(100, 0.001));
+  for (int i = 0; i < 1000; ++i)
+    if (!f.insert("key" + std::to_string(i)) || !g.insert("key" + std::to_string(i))) return 1;
+  const ccf::runtime_filter h = ccf::runtime_filter::load(f.to_bytes());
+  const ccf::runtime_filter j = ccf::runtime_filter::load(g.to_bytes());
+  if (!j.growing() || h.size() != 1000) return 2;
+  for (int i = 0; i < 1000; ++i)
+    if (!h.contains("key" + std::to_string(i)) || !j.contains("key" + std::to_string(i))) return 3;
+  return 0;
+}
+CPP
+"$cxx" -std=c++20 -I "$src/include" "${extra[@]}" "$work/runtime.cpp" -o "$work/runtime" -pthread \
+  2> "$work/err" || { cat "$work/err"; fail "runtime_filter without ccf_runtime_models"; }
+"$work/runtime" || fail "runtime_filter without ccf_runtime_models: wrong result"
+echo "headers: $count public and $detail detail headers compile alone; two-unit program with" \
+  "<xxhash.h> ok; runtime_filter header-only ok"
