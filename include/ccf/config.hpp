@@ -71,7 +71,7 @@
 #endif
 
 // CCF_RUNTIME_FILTER_PREBUILT: 1 where the program links ccf's library ccf_runtime_models, which
-// compiles ccf::runtime_filter's filter types once (default allocator; src/runtime_models_*.cpp).
+// compiles ccf::runtime_filter's filter types once (default allocator; src/).
 // Its sources then declare those instantiations extern instead of compiling every filter type
 // again. ccf's CMake target ccf_runtime_models sets it for what links it; installed ccf is
 // header-only and leaves it 0.
