@@ -66,7 +66,7 @@ struct open_filter : filter {
   using filter::filter;
 };
 using layout = ccf::detail::packed_tag_layout<16, 4>;
-using path = ccf::detail::cuckoo_path<std::uint32_t>;
+using path = ccf::detail::cuckoo_path<std::uint32_t, 4>;
 
 struct step {
   std::size_t bucket;
@@ -75,17 +75,20 @@ struct step {
   bool operator==(const step&) const = default;
 };
 
-/// The path ending at node `leaf` of q, from the root on.
+/// The path ending at node `leaf` of q, from the root on (a root's slot and value are 0).
 std::vector<step> path_of(const path::queue& q, std::size_t leaf) {
   std::vector<step> steps;
-  for (std::size_t n = leaf; n != path::no_parent; n = q[n].parent)
-    steps.insert(steps.begin(), step{q[n].bucket, q[n].slot, q[n].value});
+  std::size_t n = leaf;
+  for (; n >= path::roots; n = path::parent(n))
+    steps.insert(steps.begin(), step{q[n].bucket, path::slot_of(n), q[n].value});
+  steps.insert(steps.begin(), step{q[n].bucket, 0, 0});
   return steps;
 }
 
 /// A plain breadth-first search, one node at a time, with the same limit: the first queued bucket
 /// (in breadth-first order, children in slot order) that has a free slot, skipping items whose
-/// two buckets coincide. Returns the path to it, or nothing.
+/// two buckets coincide. i1 and i2 are both roots, the same bucket twice when they coincide (as in
+/// the engine's search). Returns the path to it, or nothing.
 std::vector<step> reference_search(const open_filter& f, std::size_t i1, std::size_t i2,
                                    std::size_t max_kicks) {
   const auto& table = f.engine().table();
@@ -94,8 +97,7 @@ std::vector<step> reference_search(const open_filter& f, std::size_t i1, std::si
     std::size_t bucket, parent;
     std::uint32_t slot, value;
   };
-  std::vector<node> q{{i1, SIZE_MAX, 0, 0}};
-  if (i2 != i1) q.push_back({i2, SIZE_MAX, 0, 0});
+  std::vector<node> q{{i1, SIZE_MAX, 0, 0}, {i2, SIZE_MAX, 0, 0}};
   const std::size_t roots = q.size(), limit = max_kicks + 2;
   for (std::size_t h = 0; h < q.size(); ++h) {
     // A node whose item would stay in its bucket is queued (and expanded) but never taken.

@@ -251,6 +251,9 @@ struct grouping_scratch {
       : hashes(block), sorted(block), inserted(block), chunk_end(chunks + 1) {}
   scratch_array<std::uint64_t> hashes;  // hashes[k]: item k's hash, in the original order
   scratch_array<sorted_item> sorted;    // the items in chunk order
+  // inserted[i]: sorted[i] went in. Indexed in chunk order, so that it is written sequentially
+  // (indexed in the original order, its writes land all over the block and push the chunk being
+  // filled out of the caches).
   scratch_array<unsigned char> inserted;
   std::vector<std::size_t> chunk_end;  // chunk c's items end at sorted[chunk_end[c]]
 };
@@ -306,14 +309,18 @@ std::size_t insert_block_grouped(Engine& engine, std::size_t n, grouping_scratch
       if (k >= cutoff) continue;
       const position p = indexer.locate(sorted[i].hash);
       if (cached ? engine.insert_cached(p, p.tag) : engine.insert(p, p.tag)) {
-        s.inserted[k] = 1;
+        s.inserted[i] = 1;
       } else {
         cutoff = k;
       }
     }
   }
-  for (std::size_t k = cutoff + 1; k < n; ++k) {
-    if (s.inserted[k] != 0) engine.erase(indexer.locate(s.hashes[k]));
+  if (cutoff != n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (s.inserted[i] != 0 && sorted[i].offset > cutoff) {
+        engine.erase(indexer.locate(sorted[i].hash));
+      }
+    }
   }
   return cutoff;
 }

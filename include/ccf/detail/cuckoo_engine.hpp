@@ -357,7 +357,7 @@ class cuckoo_engine {
   }
 
  private:
-  using path = cuckoo_path<slot_type>;
+  using path = cuckoo_path<slot_type, Layout::slots>;
 
   static const indexer_type& checked(const indexer_type& indexer, std::size_t capacity,
                                      std::size_t max_kicks) {

@@ -3,10 +3,12 @@
 //
 // search() looks, without writing anything, for a bucket with a free slot reachable from i1 or
 // i2 by moving items to their alternate buckets, breadth first and level by level (see search()).
-// At most `max_kicks` buckets are queued beyond i1 and i2. Every node records where its item
-// comes from: the parent node, the slot in the parent's bucket, and the slot's value as the search
-// saw it (the tag, or tag and payload): a path moves slots, not tags, so an item with a payload
-// is never confused with another one of the same tag.
+// At most `max_kicks` buckets are queued beyond i1 and i2. Every node records its bucket and the
+// value of the slot it moves as the search saw it (the tag, or tag and payload): a path moves
+// slots, not tags, so an item with a payload is never confused with another one of the same tag.
+// Where the item comes from, the parent node and the slot in its bucket, follows from the node's
+// place in the queue: the breadth-first layout puts node h's children at 2 + h * Slots, in slot
+// order (smaller nodes, and half the stores per queued bucket).
 //
 // execute() walks the path found backwards, from the free slot to i1 / i2, calling
 // hop(src, slot, value, dst, last) for each move; each hop re-validates (the slot still holds that
@@ -54,17 +56,24 @@ inline unsigned victim_random() noexcept {
 /// (the table, or the chunk searched, is in the caches: nothing to wait for, less to compute).
 enum class search_mode { ahead, cached };
 
-template <class Slot>
+template <class Slot, unsigned Slots>
 class cuckoo_path {
  public:
+  /// Node n >= roots is the item in slot slot_of(n) of node parent(n)'s bucket, moved to its
+  /// other bucket: the breadth-first layout places node h's children at roots + h * Slots, so
+  /// neither needs storing.
   struct node {
-    std::size_t bucket;    // bucket this node stands for
-    std::uint32_t parent;  // node whose bucket the item moves out of (no_parent for i1 / i2)
-    std::uint32_t slot;    // the item's slot in the parent's bucket
-    Slot value;            // the item as the search saw it
+    std::size_t bucket;  // bucket this node stands for
+    Slot value;          // the item as the search saw it
   };
   using queue = std::vector<node>;
-  static constexpr std::uint32_t no_parent = std::numeric_limits<std::uint32_t>::max();
+  /// Nodes 0 and 1 are i1 and i2 (the same bucket twice when i1 == i2: the copy's children are
+  /// the first root's, which were full, so it never leads anywhere).
+  static constexpr std::size_t roots = 2;
+  static constexpr std::size_t parent(std::size_t n) noexcept { return (n - roots) / Slots; }
+  static constexpr unsigned slot_of(std::size_t n) noexcept {
+    return static_cast<unsigned>((n - roots) % Slots);
+  }
   static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   /// Buckets an `ahead` search keeps prefetched beyond the one it tests.
   static constexpr std::size_t prefetch_burst = 32;
@@ -77,23 +86,23 @@ class cuckoo_path {
   }
 
   /// Returns the index in `q` of a node whose bucket has a free slot, or `none`. The caller
-  /// found i1 and i2 full (the roots, nodes 0 and 1; one root when i1 == i2). `table` offers
-  /// load(i) and prefetch(i); `indexer` offers alt_in(base, i, tag); every bucket of the search
-  /// lies in the chunk that starts at `base`. Breadth first, level by level: node h's items
-  /// become the Slots nodes that start at roots + h * Slots (one per slot, in slot order). The
-  /// Slots children of a node are tested together, branch-free, and the search stops at the
-  /// first group with room. At most `max_kicks` buckets are queued beyond the roots. An item
-  /// whose two buckets coincide cannot move: its node is never taken.
+  /// found i1 and i2 full (the roots, nodes 0 and 1, the same bucket twice when i1 == i2).
+  /// `table` offers load(i) and prefetch(i); `indexer` offers alt_in(base, i, tag); every bucket
+  /// of the search lies in the chunk that starts at `base`. Breadth first, level by level: node
+  /// h's items become the Slots nodes that start at roots + h * Slots (one per slot, in slot
+  /// order). The Slots children of a node are tested together, branch-free, and the search stops
+  /// at the first group with room. At most `max_kicks` buckets are queued beyond the roots. An
+  /// item whose two buckets coincide cannot move: its node is never taken.
   template <class Layout, search_mode Mode, class Table, class Indexer>
   static std::size_t search(queue& q, std::size_t i1, std::size_t i2, std::size_t base,
                             std::size_t max_kicks, const Table& table, const Indexer& indexer) {
-    constexpr std::size_t slots = Layout::slots;
+    static_assert(Layout::slots == Slots);
+    constexpr std::size_t slots = Slots;
     const std::size_t limit = max_kicks + 2;
     if (q.size() < limit + slots) q.resize(limit + slots);
     node* const nodes = q.data();
-    const std::size_t roots = i2 != i1 ? 2 : 1;
-    nodes[0] = {i1, no_parent, 0, Slot{}};
-    nodes[1] = {i2, no_parent, 0, Slot{}};
+    nodes[0] = {i1, Slot{}};
+    nodes[1] = {i2, Slot{}};
     std::size_t size = roots;  // nodes [0, size) are queued
     for (std::size_t begin = 0; begin < size;) {
       const std::size_t end = size;  // this level: nodes [begin, end), all full
@@ -130,11 +139,9 @@ class cuckoo_path {
   /// no longer applied.
   template <class Hop>
   static bool execute(const queue& q, std::size_t leaf, Hop&& hop) {
-    for (std::size_t n = leaf; q[n].parent != no_parent; n = q[n].parent) {
-      const node& from = q[q[n].parent];
-      if (!hop(from.bucket, q[n].slot, q[n].value, q[n].bucket, from.parent == no_parent)) {
-        return false;
-      }
+    for (std::size_t n = leaf; n >= roots; n = parent(n)) {
+      const std::size_t from = parent(n);
+      if (!hop(q[from].bucket, slot_of(n), q[n].value, q[n].bucket, from < roots)) return false;
     }
     return true;
   }
@@ -166,7 +173,7 @@ class cuckoo_path {
     for (unsigned s = 0; s < Layout::slots; ++s) {
       const Slot v = Layout::get(b, s);
       child[s] = indexer.alt_in(base, index, Layout::tag_of(v));
-      nodes[at + s] = {child[s], static_cast<std::uint32_t>(h), s, v};
+      nodes[at + s] = {child[s], v};
       if (prefetch) table.prefetch(child[s]);
     }
     return child;

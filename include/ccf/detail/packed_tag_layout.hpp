@@ -126,7 +126,7 @@ struct packed_tag_layout {
   /// match(b, tag).count(), without building the mask.
   static CCF_FORCEINLINE unsigned count(const bucket& b, tag_type tag) noexcept {
     if constexpr (use_simd) {
-      return popcount64(simd::slots(b.chunk, tag));
+      return popcount_slots(simd::slots(b.chunk, tag));
     } else {
       unsigned n = 0;
       for (unsigned c = 0; c < chunks; ++c)
@@ -163,12 +163,13 @@ struct packed_tag_layout {
  private:
   template <class WordPolicy>
   static CCF_FORCEINLINE std::uint64_t load_chunk(const word_type* w, std::size_t k) noexcept {
+    // A 64-bit chunk is word k (written so, not as (k * 64) >> 6, which the compiler must keep
+    // as two shifts for the bits k * 64 would lose).
+    if constexpr (chunk_bits == 64) return WordPolicy::load(w[k]);
     const std::size_t off = k * chunk_bits;
     const std::size_t wi = off >> 6;
     const unsigned s = static_cast<unsigned>(off & 63);
-    if constexpr (chunk_bits == 64) {
-      return WordPolicy::load(w[wi]);
-    } else if constexpr (!straddles) {
+    if constexpr (!straddles) {
       return (WordPolicy::load(w[wi]) >> s) & chunk_ops::word_mask;
     } else {
       const std::uint64_t lo = WordPolicy::load(w[wi]);
@@ -180,6 +181,10 @@ struct packed_tag_layout {
   template <class WordPolicy>
   static CCF_FORCEINLINE void flip_chunk(word_type* w, std::size_t k,
                                          std::uint64_t delta) noexcept {
+    if constexpr (chunk_bits == 64) {
+      WordPolicy::flip(w[k], delta);
+      return;
+    }
     const std::size_t off = k * chunk_bits;
     const std::size_t wi = off >> 6;
     const unsigned s = static_cast<unsigned>(off & 63);

@@ -46,6 +46,14 @@ CCF_FORCEINLINE constexpr unsigned popcount64(std::uint64_t x) noexcept {
 #endif
 }
 
+/// Population count of a slot mask (at most 8 bits): two 4-bit look-ups in one constant, fewer
+/// instructions than popcount64 where that is not one instruction (x86-64 without -mpopcnt).
+CCF_FORCEINLINE constexpr unsigned popcount_slots(std::uint32_t mask) noexcept {
+  constexpr std::uint64_t nibble_counts = 0x4332322132212110ULL;  // nibble i: popcount(i)
+  return static_cast<unsigned>(((nibble_counts >> ((mask & 15U) * 4)) & 15U) +
+                               ((nibble_counts >> (((mask >> 4) & 15U) * 4)) & 15U));
+}
+
 template <unsigned Bits, unsigned Lanes>
 struct swar {
   static_assert(Bits >= 2 && Bits <= 32, "lane width out of range");
