@@ -796,5 +796,35 @@ TYPED_TEST(grouped_insert, a_second_batch_after_a_refusal_keeps_the_prefix_rule)
   }
 }
 
+TYPED_TEST(grouped_insert, many_copies_of_one_key_stop_the_batch_where_one_at_a_time_would) {
+  // Thousands of copies of one key overflow its chunk's region of the one-pass sort (the
+  // counting sort takes over), and the copies after the first 2 x slots are refused: the
+  // batch must stop exactly where inserting its keys one at a time into the same filter stops.
+  TypeParam f(600000, 8), g(600000, 8);
+  const auto before_keys = prefill(f, 0.72);
+  prefill(g, 0.72);
+  ASSERT_GE(f.load_factor(), ccf::detail::grouped_min_load);
+  std::vector<u64> batch = make_keys(f.size_in_tags() / 10, 16);
+  ASSERT_GE(batch.size(), ccf::detail::grouped_min_per_chunk * f.chunks());
+  const u64 copied = batch[batch.size() / 3];
+  for (std::size_t i = batch.size() / 2; i < batch.size() / 2 + 10000; ++i)
+    batch[i] = copied;
+  std::size_t want = 0;
+  while (want < batch.size() && g.insert(batch[want]))
+    ++want;
+  ASSERT_LT(want, batch.size()) << "one at a time, a copy should have been refused";
+  ASSERT_GE(want, batch.size() / 2) << "refused before the copies: the test proves nothing";
+  const std::size_t before = f.size();
+  EXPECT_EQ(f.insert_many(std::span<const u64>(batch)), want);
+  EXPECT_EQ(f.size(), before + want);
+  EXPECT_EQ(f.count(copied), g.count(copied));
+  // Exactly the prefix went in: erasing it and the prefill empties the table.
+  for (std::size_t i = 0; i < want; ++i)
+    ASSERT_TRUE(f.erase(batch[i])) << i;
+  for (u64 k : before_keys)
+    ASSERT_TRUE(f.erase(k));
+  EXPECT_EQ(f.size(), 0u);
+}
+
 }  // namespace
 }  // namespace ccf_test

@@ -17,8 +17,9 @@
 //    later. When an item is refused, the items after it that already went in are erased again.
 //  * Large batches on chunked tables loaded 70 % or more (at least `grouped_min_per_chunk` items
 //    per chunk; below that load inserts rarely search and the prefetch window does better): the
-//    items are taken in blocks of up to 4 M, each block sorted by chunk (a counting sort of
-//    hashes, into scratch memory allocated once per call) and inserted chunk by chunk, starting
+//    items are taken in blocks of up to 4 M, each block's hashes sorted by chunk (in one pass
+//    into a region per chunk, or by counting when a region overflows; scratch memory of about
+//    8 bytes per item, allocated once per call) and inserted chunk by chunk, starting
 //    from a chunk the block picks; a chunk that receives many items is first swept into the
 //    caches sequentially, so its items' path searches hit the caches. When the chunk fits in half
 //    of the core's L2, or in half of one hardware thread's share of the L3, they run in
@@ -43,6 +44,7 @@
 #include <array>
 #include <atomic>
 #include <barrier>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -88,7 +90,7 @@ inline constexpr std::size_t defer_window = 16;
 /// loaded enough that inserts search for cuckoo paths (below, a prefetch window does better).
 inline constexpr std::size_t grouped_min_per_chunk = 256;
 inline constexpr double grouped_min_load = 0.7;
-/// Items per block of a grouped insert (25 bytes of scratch each).
+/// Items per block of a grouped insert (about 8 bytes of scratch each).
 inline constexpr std::size_t grouped_block = std::size_t{1} << 22;
 /// A chunk is swept into the caches before its items when they are at least one per this many
 /// of its cache lines.
@@ -239,94 +241,156 @@ class scratch_array {
   std::unique_ptr<T[], deleter> data_;
 };
 
-/// An item of a block, in chunk order.
-struct sorted_item {
-  std::uint64_t hash;
-  std::size_t offset;  // in the block, i.e. in the original order
-};
-
-/// The scratch of a grouped insert, for blocks of up to `block` items.
+/// The scratch of a grouped insert: the hashes of a block's items in chunk order, chunk c's at
+/// sorted[chunk_begin[c], chunk_end[c]). A stable sort: the items of one chunk keep their order,
+/// so each one's offset in the block can be found again (offsets_in_chunk_order) when a refusal
+/// needs it; until then no offset is kept. Chunk c first gets a region of its own, sized for
+/// every block up to `block` items (region_for), and the block is sorted in one pass; a block
+/// that overflows a region (keys far from uniform over the chunks, many copies of one key) is
+/// sorted again by counting first.
 struct grouping_scratch {
   explicit grouping_scratch(std::size_t block, std::size_t chunks)
-      : hashes(block), sorted(block), inserted(block), chunk_end(chunks + 1) {}
-  scratch_array<std::uint64_t> hashes;  // hashes[k]: item k's hash, in the original order
-  scratch_array<sorted_item> sorted;    // the items in chunk order
-  // inserted[i]: sorted[i] went in. Indexed in chunk order, so that it is written sequentially
-  // (indexed in the original order, its writes land all over the block and push the chunk being
-  // filled out of the caches).
-  scratch_array<unsigned char> inserted;
-  std::vector<std::size_t> chunk_end;  // chunk c's items end at sorted[chunk_end[c]]
+      : sorted(std::max(block, region_for(block, chunks) * chunks)),
+        chunk_begin(chunks),
+        chunk_end(chunks) {}
+  /// A chunk's region for blocks of n items over m chunks: the mean, plus eight standard
+  /// deviations of a binomial count, plus 64.
+  static std::size_t region_for(std::size_t n, std::size_t m) noexcept {
+    const std::size_t mean = (n + m - 1) / m;
+    return mean + 8 * static_cast<std::size_t>(std::sqrt(static_cast<double>(mean))) + 64;
+  }
+  std::size_t positions() const noexcept { return chunk_end.empty() ? 0 : chunk_end.back(); }
+
+  scratch_array<std::uint64_t> sorted;
+  std::vector<std::size_t> chunk_begin, chunk_end;
 };
 
-/// Sorts the items of [begin, end) by chunk (a counting sort, hashing each item once): s.sorted
-/// gets their hashes and offsets in chunk order, so that inserting them reads it sequentially.
+/// Sorts the items of [begin, end) by chunk into s (see grouping_scratch): one pass into the
+/// chunks' regions, hashing each item once, or, when a region overflows, a counting sort that
+/// hashes each item twice more.
 template <class Indexer, class HashAt>
 void sort_block_by_chunk(const Indexer& indexer, std::size_t begin, std::size_t end,
                          HashAt&& hash_at, grouping_scratch& s) {
-  const std::size_t n = end - begin;
-  std::vector<std::size_t>& counts = s.chunk_end;
-  std::fill(counts.begin(), counts.end(), 0);
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::uint64_t h = hash_at(begin + k);
-    s.hashes[k] = h;
-    ++counts[indexer.chunk_of_hash(h) + 1];
+  const std::size_t m = indexer.chunks(), region = grouping_scratch::region_for(end - begin, m);
+  for (std::size_t c = 0; c < m; ++c)
+    s.chunk_begin[c] = s.chunk_end[c] = c * region;
+  std::size_t k = begin;
+  for (; k < end; ++k) {
+    const std::uint64_t h = hash_at(k);
+    const std::size_t c = indexer.chunk_of_hash(h);
+    if (s.chunk_end[c] == s.chunk_begin[c] + region) break;
+    s.sorted[s.chunk_end[c]++] = h;
   }
-  for (std::size_t c = 1; c < counts.size(); ++c)
-    counts[c] += counts[c - 1];
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::uint64_t h = s.hashes[k];
-    s.sorted[counts[indexer.chunk_of_hash(h)]++] = {h, k};
+  if (k == end) return;
+  std::fill(s.chunk_end.begin(), s.chunk_end.end(), 0);
+  for (k = begin; k < end; ++k)
+    ++s.chunk_end[indexer.chunk_of_hash(hash_at(k))];
+  for (std::size_t c = 0, running = 0; c < m; ++c) {
+    s.chunk_begin[c] = running;
+    running += std::exchange(s.chunk_end[c], running);
+  }
+  for (k = begin; k < end; ++k) {
+    const std::uint64_t h = hash_at(k);
+    s.sorted[s.chunk_end[indexer.chunk_of_hash(h)]++] = h;
   }
 }
 
-/// Inserts the items of one block in chunk order; returns the offset of the first item (in
-/// the original order) that could not be inserted, or the block's size. A chunk that receives at
-/// least one item per `warm_lines_per_item` of its cache lines is first swept into the caches.
-template <class Engine>
-std::size_t insert_block_grouped(Engine& engine, std::size_t n, grouping_scratch& s) {
+/// offsets[i]: the offset in the block [begin, end) (the original order) of the item at
+/// s.sorted[i], for i in a chunk's range.
+template <class Indexer, class HashAt>
+std::vector<std::uint32_t> offsets_in_chunk_order(const Indexer& indexer, std::size_t begin,
+                                                  std::size_t end, HashAt& hash_at,
+                                                  const grouping_scratch& s) {
+  std::vector<std::uint32_t> offsets(s.positions());
+  std::vector<std::size_t> next = s.chunk_begin;
+  for (std::size_t k = begin; k < end; ++k)
+    offsets[next[indexer.chunk_of_hash(hash_at(k))]++] = static_cast<std::uint32_t>(k - begin);
+  return offsets;
+}
+
+/// The bookkeeping of a grouped block that met a refusal (a full table): every item's offset in
+/// the block, which items went in, and the cutoff (the offset of the first item refused).
+struct grouped_refusals {
+  std::vector<std::uint32_t> offsets;   // offsets_in_chunk_order
+  std::vector<unsigned char> inserted;  // inserted[i]: sorted[i] went in
+  std::size_t cutoff;
+
+  bool skips(std::size_t i) const noexcept { return !offsets.empty() && offsets[i] >= cutoff; }
+  void went_in(std::size_t i) noexcept {
+    if (!inserted.empty()) inserted[i] = 1;
+  }
+  /// Item i (sorted order) was refused; on the first refusal, `offsets_now()` gives the offsets
+  /// and `taken(f)` calls f(from, to) for every run of sorted positions taken before item i, all
+  /// of which went in.
+  template <class Offsets, class Taken>
+  void refused(std::size_t i, Offsets&& offsets_now, Taken&& taken) {
+    if (offsets.empty()) {
+      offsets = offsets_now();
+      inserted.assign(offsets.size(), 0);
+      taken([&](std::size_t from, std::size_t to) {
+        std::fill(inserted.begin() + static_cast<std::ptrdiff_t>(from),
+                  inserted.begin() + static_cast<std::ptrdiff_t>(to), 1);
+      });
+    }
+    cutoff = offsets[i];  // less than before: items at or past the cutoff are skipped
+  }
+};
+
+/// Inserts the items of block [begin, end), sorted into s, in chunk order; returns the offset
+/// of the first item (in the original order) that could not be inserted, or the block's size. A
+/// chunk that receives at least one item per `warm_lines_per_item` of its cache lines is first
+/// swept into the caches. Until an item is refused (a full table) every item goes in and
+/// nothing else is recorded; the first refusal recovers the offsets and which items went in
+/// (grouped_refusals), so that the items after the cutoff are skipped from then on and taken out
+/// again at the end.
+template <class Engine, class HashAt>
+std::size_t insert_block_grouped(Engine& engine, std::size_t begin, std::size_t end,
+                                 HashAt& hash_at, grouping_scratch& s) {
+  static_assert(grouped_block <= std::size_t{1} << 32, "offsets are 32-bit");
   const auto& indexer = engine.indexer();
   const std::size_t m = indexer.chunks();
-  const sorted_item* const sorted = s.sorted.get();
-  std::fill(s.inserted.get(), s.inserted.get() + n, static_cast<unsigned char>(0));
-  std::size_t cutoff = n;
+  const std::uint64_t* const sorted = s.sorted.get();
+  grouped_refusals r{{}, {}, end - begin};
   // Chunks in turn from one the block chooses: threads that insert large batches at once start
   // at different chunks instead of contending for the same one (the result does not depend on
   // the order of chunks: every path stays in its chunk).
-  const std::size_t first = indexer.chunk_of_hash(s.hashes[0]);
+  const std::size_t first = indexer.chunk_of_hash(hash_at(begin));
+  auto chunk_at = [&](std::size_t j) { return first + j < m ? first + j : first + j - m; };
   for (std::size_t j = 0; j < m; ++j) {
-    const std::size_t c = first + j < m ? first + j : first + j - m;
-    const std::size_t begin = c == 0 ? 0 : s.chunk_end[c - 1], end = s.chunk_end[c];
-    const bool cached = warm_if_worth_it(engine, c, end - begin);
+    const std::size_t c = chunk_at(j), from = s.chunk_begin[c], to = s.chunk_end[c];
+    const bool cached = warm_if_worth_it(engine, c, to - from);
     if (!cached) {
-      for (std::size_t i = begin; i < std::min(end, begin + batch_window); ++i)
-        engine.prefetch_for_write(indexer.locate(sorted[i].hash));
+      for (std::size_t i = from; i < std::min(to, from + batch_window); ++i)
+        engine.prefetch_for_write(indexer.locate(sorted[i]));
     }
-    for (std::size_t i = begin; i < end; ++i) {
-      if (!cached && i + batch_window < end) {
-        engine.prefetch_for_write(indexer.locate(sorted[i + batch_window].hash));
+    for (std::size_t i = from; i < to; ++i) {
+      if (!cached && i + batch_window < to) {
+        engine.prefetch_for_write(indexer.locate(sorted[i + batch_window]));
       }
-      const std::size_t k = sorted[i].offset;
-      if (k >= cutoff) continue;
-      const position p = indexer.locate(sorted[i].hash);
+      if (r.skips(i)) continue;
+      const position p = indexer.locate(sorted[i]);
       if (cached ? engine.insert_cached(p, p.tag) : engine.insert(p, p.tag)) {
-        s.inserted[i] = 1;
-      } else {
-        cutoff = k;
+        r.went_in(i);
+        continue;
       }
+      r.refused(
+          i, [&] { return offsets_in_chunk_order(indexer, begin, end, hash_at, s); },
+          [&](auto&& run) {
+            for (std::size_t d = 0; d < j; ++d)  // the chunks taken before this one
+              run(s.chunk_begin[chunk_at(d)], s.chunk_end[chunk_at(d)]);
+            run(from, i);
+          });
     }
   }
-  if (cutoff != n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      if (s.inserted[i] != 0 && sorted[i].offset > cutoff) {
-        engine.erase(indexer.locate(sorted[i].hash));
-      }
-    }
+  for (std::size_t i = 0; i < r.inserted.size(); ++i) {
+    if (r.inserted[i] != 0 && r.offsets[i] > r.cutoff) engine.erase(indexer.locate(sorted[i]));
   }
-  return cutoff;
+  return r.cutoff;
 }
 
 /// Inserts items [0, n) as if one at a time in order (see the top of this file); hash_at(k) is
-/// item k's hash. Returns how many were inserted: exactly items [0, result).
+/// item k's hash (called more than once for an item of a grouped block). Returns how many were
+/// inserted: exactly items [0, result).
 template <class Engine, class HashAt>
 std::size_t batch_insert(Engine& engine, std::size_t n, HashAt&& hash_at) {
   const auto& indexer = engine.indexer();
@@ -343,7 +407,7 @@ std::size_t batch_insert(Engine& engine, std::size_t n, HashAt&& hash_at) {
     } else {
       if (!scratch) scratch.emplace(std::min(n, grouped_block), indexer.chunks());
       sort_block_by_chunk(indexer, begin, end, hash_at, *scratch);
-      done = insert_block_grouped(engine, end - begin, *scratch);
+      done = insert_block_grouped(engine, begin, end, hash_at, *scratch);
     }
     if (done != end - begin) return begin + done;
     begin = end;
