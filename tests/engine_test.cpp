@@ -798,7 +798,7 @@ TYPED_TEST(grouped_insert, a_second_batch_after_a_refusal_keeps_the_prefix_rule)
 
 TYPED_TEST(grouped_insert, many_copies_of_one_key_stop_the_batch_where_one_at_a_time_would) {
   // Thousands of copies of one key overflow its chunk's region of the one-pass sort (the
-  // counting sort takes over), and the copies after the first 2 x slots are refused: the
+  // counting sort takes over), and at most 2 x slots copies fit, so a copy is refused: the
   // batch must stop exactly where inserting its keys one at a time into the same filter stops.
   TypeParam f(600000, 8), g(600000, 8);
   const auto before_keys = prefill(f, 0.72);
