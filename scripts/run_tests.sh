@@ -24,7 +24,8 @@ cmake --build build/release -j"$jobs"
 # configuration, at -O1 with line tables only (-g1): enough for the sanitizers' reports, and half
 # the compile time of -O2 -g under ASan + UBSan.
 sanitized_tests="stress_concurrent_test;stress_lock_test;stress_kcas_test;lock_test;kcas_test"
-sanitized_tests="$sanitized_tests;contract_test;lockfree_test;lockfree_filter_test;linearizability_test;engine_test"
+sanitized_tests="$sanitized_tests;contract_test;lockfree_test;lockfree_filter_test;linearizability_test"
+sanitized_tests="$sanitized_tests;engine_test;batch_insert_test"
 sanitized_tests="$sanitized_tests;bulk_build_test;serialization_test;kv_store_test;kv_fault_test"
 sanitized_tests="$sanitized_tests;kv_concurrent_test;kv_recovery_test;growing_test;runtime_filter_test"
 for san in thread address,undefined; do
