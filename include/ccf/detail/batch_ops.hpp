@@ -259,7 +259,7 @@ struct grouping_scratch {
     const std::size_t mean = (n + m - 1) / m;
     return mean + 8 * static_cast<std::size_t>(std::sqrt(static_cast<double>(mean))) + 64;
   }
-  std::size_t positions() const noexcept { return chunk_end.empty() ? 0 : chunk_end.back(); }
+  std::size_t positions() const noexcept { return chunk_end.back(); }  // chunks >= 1
 
   scratch_array<std::uint64_t> sorted;
   std::vector<std::size_t> chunk_begin, chunk_end;
@@ -308,31 +308,25 @@ std::vector<std::uint32_t> offsets_in_chunk_order(const Indexer& indexer, std::s
   return offsets;
 }
 
-/// The bookkeeping of a grouped block that met a refusal (a full table): every item's offset in
-/// the block, which items went in, and the cutoff (the offset of the first item refused).
+/// The bookkeeping of a grouped block once an item was refused (a full table): every item's
+/// offset in the block, which items went in, and the cutoff (the offset of the first item
+/// refused). Empty until the first refusal.
 struct grouped_refusals {
   std::vector<std::uint32_t> offsets;   // offsets_in_chunk_order
   std::vector<unsigned char> inserted;  // inserted[i]: sorted[i] went in
   std::size_t cutoff;
 
-  bool skips(std::size_t i) const noexcept { return !offsets.empty() && offsets[i] >= cutoff; }
-  void went_in(std::size_t i) noexcept {
-    if (!inserted.empty()) inserted[i] = 1;
+  bool started() const noexcept { return !offsets.empty(); }
+  bool skips(std::size_t i) const noexcept { return started() && offsets[i] >= cutoff; }
+  void start(std::vector<std::uint32_t> all_offsets) {
+    offsets = std::move(all_offsets);
+    inserted.assign(offsets.size(), 0);
   }
-  /// Item i (sorted order) was refused; on the first refusal, `offsets_now()` gives the offsets
-  /// and `taken(f)` calls f(from, to) for every run of sorted positions taken before item i, all
-  /// of which went in.
-  template <class Offsets, class Taken>
-  void refused(std::size_t i, Offsets&& offsets_now, Taken&& taken) {
-    if (offsets.empty()) {
-      offsets = offsets_now();
-      inserted.assign(offsets.size(), 0);
-      taken([&](std::size_t from, std::size_t to) {
-        std::fill(inserted.begin() + static_cast<std::ptrdiff_t>(from),
-                  inserted.begin() + static_cast<std::ptrdiff_t>(to), 1);
-      });
-    }
-    cutoff = offsets[i];  // less than before: items at or past the cutoff are skipped
+  /// Sorted positions [from, to) went in.
+  void went_in(std::size_t from, std::size_t to) {
+    if (!started()) return;
+    std::fill(inserted.begin() + static_cast<std::ptrdiff_t>(from),
+              inserted.begin() + static_cast<std::ptrdiff_t>(to), 1);
   }
 };
 
@@ -370,16 +364,16 @@ std::size_t insert_block_grouped(Engine& engine, std::size_t begin, std::size_t 
       if (r.skips(i)) continue;
       const position p = indexer.locate(sorted[i]);
       if (cached ? engine.insert_cached(p, p.tag) : engine.insert(p, p.tag)) {
-        r.went_in(i);
+        r.went_in(i, i + 1);
         continue;
       }
-      r.refused(
-          i, [&] { return offsets_in_chunk_order(indexer, begin, end, hash_at, s); },
-          [&](auto&& run) {
-            for (std::size_t d = 0; d < j; ++d)  // the chunks taken before this one
-              run(s.chunk_begin[chunk_at(d)], s.chunk_end[chunk_at(d)]);
-            run(from, i);
-          });
+      if (!r.started()) {  // the first refusal: every item taken before this one went in
+        r.start(offsets_in_chunk_order(indexer, begin, end, hash_at, s));
+        for (std::size_t d = 0; d < j; ++d)
+          r.went_in(s.chunk_begin[chunk_at(d)], s.chunk_end[chunk_at(d)]);
+        r.went_in(from, i);
+      }
+      r.cutoff = r.offsets[i];  // less than before: items at or past it are skipped
     }
   }
   for (std::size_t i = 0; i < r.inserted.size(); ++i) {
