@@ -151,6 +151,13 @@ TEST(swar, thesis_predicates) {
 // ---------------------------------------------------------------------------------------------
 // slot_mask
 
+TEST(popcount, slot_mask_counts_agree_with_std_popcount_for_every_mask_of_eight_slots) {
+  for (std::uint32_t m = 0; m < 256; ++m) {
+    ASSERT_EQ(cd::popcount_slots(m), static_cast<unsigned>(std::popcount(m))) << m;
+    ASSERT_EQ(cd::popcount64(m), static_cast<unsigned>(std::popcount(m))) << m;
+  }
+}
+
 TEST(slot_mask, iterates_exactly_the_set_bits) {
   auto check = [](std::uint32_t bits) {
     const cd::slot_mask m(bits);
