@@ -25,7 +25,7 @@ cmake --build build/release -j"$jobs"
 # the compile time of -O2 -g under ASan + UBSan.
 sanitized_tests="stress_concurrent_test;stress_lock_test;stress_kcas_test;lock_test;kcas_test"
 sanitized_tests="$sanitized_tests;contract_test;lockfree_test;lockfree_filter_test;linearizability_test"
-sanitized_tests="$sanitized_tests;engine_test;batch_insert_test"
+sanitized_tests="$sanitized_tests;engine_test;batch_insert_test;allocator_test"
 sanitized_tests="$sanitized_tests;bulk_build_test;serialization_test;kv_store_test;kv_fault_test"
 sanitized_tests="$sanitized_tests;kv_concurrent_test;kv_recovery_test;growing_test;runtime_filter_test"
 for san in thread address,undefined; do

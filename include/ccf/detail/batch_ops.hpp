@@ -230,13 +230,14 @@ class scratch_array {
 
  public:
   scratch_array() = default;
-  explicit scratch_array(std::size_t n) : data_(table_allocator<T>().allocate(n)) {}
+  explicit scratch_array(std::size_t n) : data_(table_allocator<T>().allocate(n), deleter{n}) {}
   T* get() const noexcept { return data_.get(); }
   T& operator[](std::size_t i) const noexcept { return data_[i]; }
 
  private:
   struct deleter {
-    void operator()(T* p) const noexcept { table_allocator<T>().deallocate(p, 0); }
+    std::size_t n = 0;
+    void operator()(T* p) const noexcept { table_allocator<T>().deallocate(p, n); }
   };
   std::unique_ptr<T[], deleter> data_;
 };

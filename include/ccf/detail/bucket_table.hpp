@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -110,13 +111,25 @@ class bucket_table {
   static constexpr std::size_t pad = cache_line_size / sizeof(word_type);
   using traits = std::allocator_traits<allocator_type>;
 
+  /// Plain words from an allocator that hands out zeroed blocks (table_allocator: fresh pages
+  /// for large tables) need no pass over the table here.
+  static constexpr bool zeroed_by_allocator =
+      std::is_trivially_default_constructible_v<word_type> &&
+      std::is_trivially_copyable_v<word_type> && requires(allocator_type a, std::size_t n) {
+    { a.allocate_zeroed(n) } -> std::same_as<typename traits::pointer>;
+  };
+
   void allocate() {
-    raw_ = traits::allocate(alloc_, words_ + pad);
+    if constexpr (zeroed_by_allocator) {
+      raw_ = alloc_.allocate_zeroed(words_ + pad);
+    } else {
+      raw_ = traits::allocate(alloc_, words_ + pad);
+    }
     void* start = std::to_address(raw_);
     std::size_t space = (words_ + pad) * sizeof(word_type);
     std::align(cache_line_size, words_ * sizeof(word_type), start, space);
     data_ = static_cast<word_type*>(start);
-    std::uninitialized_value_construct_n(data_, words_);
+    if constexpr (!zeroed_by_allocator) std::uninitialized_value_construct_n(data_, words_);
   }
   void release() noexcept {
     if (raw_ == nullptr) return;

@@ -409,6 +409,9 @@ class cuckoo_engine {
   template <class Access>
   CCF_FORCEINLINE bool place(Access& access, const position& p, slot_type v) {
     if constexpr (Protocol::lock_one_first && std::is_same_v<Access, Protocol>) {
+      // The lock word is fetched for writing while the buckets load: its compare-and-swap then
+      // finds the line here instead of waiting for it after the buckets' misses.
+      protocol_.prefetch_for_write(p.i1, p.i2);
       const unsigned free1 = Layout::free_count(table_.load(p.i1));
       const unsigned free2 = p.i2 != p.i1 ? Layout::free_count(table_.load(p.i2)) : 0;
       if (free1 == 0 && free2 == 0) return false;
