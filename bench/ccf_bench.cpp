@@ -591,6 +591,8 @@ int run_main(int argc, char** argv) {
 }  // namespace ccf::bench
 
 int main(int argc, char** argv) {
+  // A line at a time: a run cut short by a time limit keeps the rows it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
     return ccf::bench::run_main(argc, argv);
   } catch (const std::exception& e) {
