@@ -30,8 +30,8 @@
 // as a whole table (95 % at 4 slots: tests/engine_test.cpp checks 100 seeds). Smaller chunks do
 // not: keys fall into chunks binomially, so with more, smaller chunks the fullest chunk is
 // further above the mean load — at 2^26 buckets, chunks of 2^17 slots refused an insert at
-// 94.85 %, and 4 KiB chunks refuse from about 88 %. C is a multiple of 64 buckets when m > 1, so chunks never share a 64-bit
-// word or a cache line.
+// 94.85 %, and 4 KiB chunks refuse from about 88 %. C is a multiple of 64 buckets when m > 1,
+// so chunks never share a 64-bit word or a cache line.
 #pragma once
 
 #include <cstddef>
