@@ -71,14 +71,6 @@ class lock_protocol {
   }
   template <class Table, class F>
   CCF_FORCEINLINE auto update(Table& t, std::size_t i1, std::size_t i2, F&& f) {
-    if constexpr (concurrent) {
-      // A compare-and-swap keeps later loads waiting until it completes: the buckets and both
-      // lock words are fetched first, so that their misses overlap instead of following the
-      // lock's one by one.
-      t.prefetch_for_write(i1);
-      t.prefetch_for_write(i2);
-      prefetch_for_write(i1, i2);
-    }
     [[maybe_unused]] auto guard = locks_.lock_two(i1, i2);
     return direct_access::update(t, i1, i2, f);
   }

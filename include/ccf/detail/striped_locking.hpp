@@ -88,6 +88,9 @@ class striped_locking {
   [[nodiscard]] guard lock_two(std::size_t i1, std::size_t i2) noexcept {
     std::size_t a = stripe(i1), b = stripe(i2);
     if (a > b) std::swap(a, b);
+    // The compare-and-swap on a holds back every later access: b's word is fetched first, so
+    // that its miss overlaps a's.
+    if (b != a) CCF_PREFETCH_WRITE(&versions_[b]);
     acquire(a);
     if (b != a) acquire(b);
     return guard(*this, a, b);
