@@ -1,7 +1,7 @@
 // ccf_engine_targets: the figures of the engine's speed targets, measured in one run, each with
 // its ratio to the baseline it is compared with (docs/benchmarks.md, "Engine targets").
 //
-//   ccf_engine_targets [--threads T] [--large L] [--room R] [--quick]
+//   ccf_engine_targets [--threads T] [--large L] [--room R] [--sections LIST] [--quick]
 //
 //   1. in cache (2^18 buckets, 16-bit x 4, 95 % load, one thread): contains on hits and on misses,
 //      and contains_many, in ns per key; hits / misses and contains_many / contains ratios; and
@@ -18,6 +18,7 @@
 //      addresses depending on the loads of the round before, for K = 1, 8 (the buckets that the
 //      first level of a path search tests) and 32 (a second level); next to it the 90-95 % band's
 //      single-key time per insert and relocation hops per insert from section 2.
+// --sections runs only the sections listed (digits, e.g. 34; default 12345); section 5 needs 2.
 // Every timed region checks its answers (a false negative stops the run with exit status 1).
 // --quick shrinks everything to small tables (a smoke test; its figures mean nothing).
 #include <algorithm>
@@ -48,7 +49,10 @@ struct options {
   int large = 26;
   int room = 26;
   int cache = 18;
+  std::string sections = "12345";
   bool quick = false;
+
+  bool runs(char section) const { return sections.find(section) != std::string::npos; }
 };
 
 double seconds_since(clock_type::time_point t0) {
@@ -389,15 +393,21 @@ int main(int argc, char** argv) {
       o.large = value();
     } else if (a == "--room") {
       o.room = value();
+    } else if (a == "--sections" && i + 1 < argc) {
+      o.sections = argv[++i];
     } else if (a == "--quick") {
       o.quick = true;
     } else {
       std::fprintf(stderr,
                    "usage: ccf_engine_targets [--threads T] [--large L] [--room R] "
-                   "[--quick]\n");
+                   "[--sections LIST] [--quick]\n");
       return a == "--help" ? 0 : 1;
     }
   }
+  if (o.sections.empty() || o.sections.find_first_not_of("12345") != std::string::npos) {
+    fail("--sections takes digits 1 to 5, e.g. 34");
+  }
+  if (o.runs('5') && !o.runs('2')) fail("section 5 needs section 2's figures: add 2");
   if (o.quick) {
     o.large = std::min(o.large, 16);
     o.room = std::min(o.room, 16);
@@ -406,10 +416,10 @@ int main(int argc, char** argv) {
   std::printf("ccf_engine_targets: %s, %u hardware threads\n",
               ccf::bench::describe_machine().cpu_model.c_str(),
               std::thread::hardware_concurrency());
-  in_cache(o);
-  const band_figures single = load_bands(o);
-  large_fill(o);
-  threads_on_large(o);
-  memory_rounds(o, single);
+  if (o.runs('1')) in_cache(o);
+  const band_figures single = o.runs('2') ? load_bands(o) : band_figures{};
+  if (o.runs('3')) large_fill(o);
+  if (o.runs('4')) threads_on_large(o);
+  if (o.runs('5')) memory_rounds(o, single);
   return 0;
 }

@@ -12,6 +12,10 @@
 // Prefetch for reading (rw = 0) or writing (rw = 1), high temporal locality.
 #define CCF_PREFETCH(addr) __builtin_prefetch((addr), 0, 3)
 #define CCF_PREFETCH_WRITE(addr) __builtin_prefetch((addr), 1, 3)
+// Unrolls the loop that follows completely (a loop over a bucket's slots). GCC unrolls such loops
+// at -O3 but not at -O2, where the path search then runs about 1.5 times slower.
+#define CCF_PRAGMA(x) _Pragma(#x)
+#define CCF_UNROLL_SLOTS CCF_PRAGMA(GCC unroll 8)
 #else
 #define CCF_FORCEINLINE inline
 #define CCF_NOINLINE
@@ -19,6 +23,7 @@
 #define CCF_UNLIKELY(x) (x)
 #define CCF_PREFETCH(addr) ((void)(addr))
 #define CCF_PREFETCH_WRITE(addr) ((void)(addr))
+#define CCF_UNROLL_SLOTS
 #endif
 
 #if defined(__x86_64__) || defined(_M_X64)

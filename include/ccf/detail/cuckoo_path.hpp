@@ -122,6 +122,7 @@ class cuckoo_path {
           const std::size_t ahead = size + prefetch_burst;
           for (std::size_t k = ahead; k < std::min(level_end, ahead + slots); ++k)
             table.prefetch(nodes[k].bucket);
+          CCF_UNROLL_SLOTS
           for (unsigned c = 0; c < slots; ++c)
             child[c] = nodes[size + c].bucket;
         }
@@ -154,6 +155,7 @@ class cuckoo_path {
   static CCF_FORCEINLINE std::uint32_t room_in(const std::array<std::size_t, Layout::slots>& child,
                                                std::size_t parent, const Table& table) {
     std::uint32_t room = 0;
+    CCF_UNROLL_SLOTS
     for (unsigned c = 0; c < Layout::slots; ++c) {
       const bool free = Layout::free(table.load(child[c])).any();
       room |= (static_cast<std::uint32_t>(free) & static_cast<std::uint32_t>(child[c] != parent))
@@ -170,6 +172,7 @@ class cuckoo_path {
     const std::size_t index = nodes[h].bucket;
     const auto b = table.load(index);
     std::array<std::size_t, Layout::slots> child;
+    CCF_UNROLL_SLOTS
     for (unsigned s = 0; s < Layout::slots; ++s) {
       const Slot v = Layout::get(b, s);
       child[s] = indexer.alt_in(base, index, Layout::tag_of(v));
