@@ -263,9 +263,8 @@ class cuckoo_engine {
     }
   }
   /// Brings chunk c into the caches with two sequential sweeps (before many inserts into it).
-  /// One sweep is not enough: the inserts that followed one sweep of a 1 MiB chunk from memory
-  /// still ran 1.5 times slower than after a second sweep (measured at 50 and 85 % load), which
-  /// costs a third of the first and finds the lines in the caches (docs/design.md).
+  /// One sweep is not enough: the inserts that follow one sweep from memory still wait on lines
+  /// that a second, cheaper sweep finds in the caches (docs/design.md has the figures).
   void warm_chunk(std::size_t c) const noexcept {
     if constexpr (requires { table_.warm(0, 1); }) {
       const std::size_t first = c * indexer_.chunk_size(), last = first + indexer_.chunk_size();
