@@ -193,5 +193,29 @@ TYPED_TEST(grouped_insert, many_copies_of_one_key_stop_the_batch_where_one_at_a_
   EXPECT_EQ(f.size(), 0u);
 }
 
+TEST(grouped_insert_blocks, a_batch_of_two_blocks_that_does_not_fit_inserts_exactly_a_prefix) {
+  // One key more than a block: the batch goes in two blocks of equal size (not one full block
+  // and a block of one key), both on the grouped path, and the refusal comes in the second.
+  ccf::cuckoo_filter<u64> f(11000000, 9);
+  ASSERT_GE(f.chunks(), 2u);
+  const auto before_keys = make_keys(static_cast<std::size_t>(f.size_in_tags() * 0.7), 17);
+  ASSERT_EQ(f.insert_many(std::span<const u64>(before_keys)), before_keys.size());
+  const std::size_t before = f.size();
+  const auto batch = make_keys(ccf::detail::grouped_block + 1, 18);
+  ASSERT_GE(batch.size() / 2, ccf::detail::grouped_min_per_chunk * f.chunks());
+  ASSERT_GT(before + batch.size(), f.size_in_tags());
+  const std::size_t r = f.insert_many(std::span<const u64>(batch));
+  ASSERT_GT(r, batch.size() / 2) << "the first block should fit";
+  ASSERT_LT(r, batch.size());
+  EXPECT_EQ(f.size(), before + r);
+  EXPECT_EQ(f.contains_many(std::span<const u64>(batch.data(), r)), r);
+  EXPECT_FALSE(f.insert(batch[r]));
+  for (std::size_t i = 0; i < r; ++i)
+    ASSERT_TRUE(f.erase(batch[i])) << i;
+  for (u64 k : before_keys)
+    ASSERT_TRUE(f.erase(k));
+  EXPECT_EQ(f.size(), 0u);
+}
+
 }  // namespace
 }  // namespace ccf_test

@@ -9,9 +9,13 @@
 #define CCF_NOINLINE __attribute__((noinline))
 #define CCF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CCF_UNLIKELY(x) __builtin_expect(!!(x), 0)
-// Prefetch for reading (rw = 0) or writing (rw = 1), high temporal locality.
+// Prefetch for reading (rw = 0) or writing (rw = 1), high temporal locality: into L1 (x86:
+// prefetcht0). The _L2 forms stop one level out (x86: prefetcht1), for lines that come from
+// memory: an L1 prefetch holds one of the core's few L1 fill buffers for the whole trip to DRAM.
 #define CCF_PREFETCH(addr) __builtin_prefetch((addr), 0, 3)
 #define CCF_PREFETCH_WRITE(addr) __builtin_prefetch((addr), 1, 3)
+#define CCF_PREFETCH_L2(addr) __builtin_prefetch((addr), 0, 2)
+#define CCF_PREFETCH_WRITE_L2(addr) __builtin_prefetch((addr), 1, 2)
 // Unrolls the loop that follows completely (a loop over a bucket's slots). GCC unrolls such loops
 // at -O3 but not at -O2; with this, both get the path search's straight-line code.
 #define CCF_PRAGMA(x) _Pragma(#x)
@@ -23,6 +27,8 @@
 #define CCF_UNLIKELY(x) (x)
 #define CCF_PREFETCH(addr) ((void)(addr))
 #define CCF_PREFETCH_WRITE(addr) ((void)(addr))
+#define CCF_PREFETCH_L2(addr) ((void)(addr))
+#define CCF_PREFETCH_WRITE_L2(addr) ((void)(addr))
 #define CCF_UNROLL_SLOTS
 #endif
 

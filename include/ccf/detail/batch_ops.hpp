@@ -17,11 +17,11 @@
 //    later. When an item is refused, the items after it that already went in are erased again.
 //  * Large batches on chunked tables loaded 70 % or more (at least `grouped_min_per_chunk` items
 //    per chunk; below that load inserts rarely search and the prefetch window does better): the
-//    items are taken in blocks of up to 4 M, each block's hashes sorted by chunk (in one pass
-//    into a region per chunk, or by counting when a region overflows; scratch memory of about
-//    8 bytes per item, allocated once per call) and inserted chunk by chunk, starting
-//    from a chunk the block picks; a chunk that receives many items is first swept into the
-//    caches sequentially, so its items' path searches hit the caches. When the chunk fits in half
+//    items are taken in blocks of equal size, at most 4 M, each block's hashes sorted by chunk
+//    (in one pass into a region per chunk, or by counting when a region overflows; scratch
+//    memory of about 8 bytes per item, allocated once per call) and inserted chunk by chunk,
+//    starting from a chunk the block picks; a chunk that receives many items is first swept
+//    into the caches sequentially, so its items' path searches hit the caches. When it fits in half
 //    of the core's L2, or in half of one hardware thread's share of the L3, they run in
 //    search_mode::cached; otherwise the chunk does not stay in the caches while its items go in,
 //    and they go on prefetching each level to hide the misses. An item refused in a block sets a
@@ -389,9 +389,14 @@ std::size_t insert_block_grouped(Engine& engine, std::size_t begin, std::size_t 
 template <class Engine, class HashAt>
 std::size_t batch_insert(Engine& engine, std::size_t n, HashAt&& hash_at) {
   const auto& indexer = engine.indexer();
+  if (n == 0) return 0;
+  // Blocks of equal size: a small last block would give its chunks too few items to sweep
+  // them, and near full its path searches would wait on memory.
+  const std::size_t blocks = (n + grouped_block - 1) / grouped_block;
+  const std::size_t block = (n + blocks - 1) / blocks;
   std::optional<grouping_scratch> scratch;  // allocated by the first grouped block
   for (std::size_t begin = 0; begin < n;) {
-    const std::size_t end = std::min(n, begin + grouped_block);
+    const std::size_t end = std::min(n, begin + block);
     const double load =
         static_cast<double>(engine.size()) / static_cast<double>(engine.size_in_tags());
     std::size_t done;
@@ -400,7 +405,7 @@ std::size_t batch_insert(Engine& engine, std::size_t n, HashAt&& hash_at) {
       done = insert_in_order(engine, end - begin,
                              [&](std::size_t k) { return indexer.locate(hash_at(begin + k)); });
     } else {
-      if (!scratch) scratch.emplace(std::min(n, grouped_block), indexer.chunks());
+      if (!scratch) scratch.emplace(block, indexer.chunks());
       sort_block_by_chunk(indexer, begin, end, hash_at, *scratch);
       done = insert_block_grouped(engine, begin, end, hash_at, *scratch);
     }

@@ -75,11 +75,24 @@ class bucket_table {
   CCF_FORCEINLINE void store(std::size_t i, const bucket& old, const bucket& now) noexcept {
     Layout::template store<WordPolicy>(data_, i, old, now);
   }
+  /// Tables of at least this size are prefetched into L2, smaller ones into L1. Most of a large
+  /// table's lines come from memory, and a batch that keeps many such misses in flight runs out
+  /// of L1 fill buffers before L2's queue; a smaller table's lines mostly come from L3, and an
+  /// L1 prefetch spares the load that follows the trip from L2 (docs/design.md has the figures).
+  static constexpr std::size_t far_table_bytes = std::size_t{96} << 20;
   CCF_FORCEINLINE void prefetch(std::size_t i) const noexcept {
-    CCF_PREFETCH(data_ + Layout::first_word(i));
+    if (far()) {
+      CCF_PREFETCH_L2(data_ + Layout::first_word(i));
+    } else {
+      CCF_PREFETCH(data_ + Layout::first_word(i));
+    }
   }
   CCF_FORCEINLINE void prefetch_for_write(std::size_t i) const noexcept {
-    CCF_PREFETCH_WRITE(data_ + Layout::first_word(i));
+    if (far()) {
+      CCF_PREFETCH_WRITE_L2(data_ + Layout::first_word(i));
+    } else {
+      CCF_PREFETCH_WRITE(data_ + Layout::first_word(i));
+    }
   }
 
   /// Reads one word per cache line of buckets [first, last) (a run that starts and ends on word
@@ -110,6 +123,8 @@ class bucket_table {
  private:
   static constexpr std::size_t pad = cache_line_size / sizeof(word_type);
   using traits = std::allocator_traits<allocator_type>;
+
+  bool far() const noexcept { return words_ >= far_table_bytes / sizeof(word_type); }
 
   /// Plain words from an allocator that hands out zeroed blocks (table_allocator: fresh pages
   /// for large tables) need no pass over the table here.
