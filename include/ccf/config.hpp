@@ -10,8 +10,8 @@
 #define CCF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CCF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 // Prefetch for reading (rw = 0) or writing (rw = 1), high temporal locality: into L1 (x86:
-// prefetcht0). The _L2 forms stop one level out (x86: prefetcht1), for lines that come from
-// memory: an L1 prefetch holds one of the core's few L1 fill buffers for the whole trip to DRAM.
+// prefetcht0). The _L2 forms stop one level out (x86: prefetcht1): for batches of lines that
+// come from memory, where they measured faster (detail/bucket_table.hpp says when).
 #define CCF_PREFETCH(addr) __builtin_prefetch((addr), 0, 3)
 #define CCF_PREFETCH_WRITE(addr) __builtin_prefetch((addr), 1, 3)
 #define CCF_PREFETCH_L2(addr) __builtin_prefetch((addr), 0, 2)
