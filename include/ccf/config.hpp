@@ -10,12 +10,13 @@
 #define CCF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CCF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 // Prefetch for reading (rw = 0) or writing (rw = 1), high temporal locality: into L1 (x86:
-// prefetcht0). The _L2 forms stop one level out (x86: prefetcht1): for batches of lines that
-// come from memory, where they measured faster (detail/bucket_table.hpp says when).
+// prefetcht0; prefetchw for writing where the target has PRFCHW, e.g. -march=native).
+// CCF_PREFETCH_L2 stops one level out (x86: prefetcht1), for reading: x86 has no prefetch for
+// writing into L2 (GCC turns any prefetch for writing into prefetchw where it can), so lines
+// that will be written are prefetched this way too (detail/bucket_table.hpp says when).
 #define CCF_PREFETCH(addr) __builtin_prefetch((addr), 0, 3)
 #define CCF_PREFETCH_WRITE(addr) __builtin_prefetch((addr), 1, 3)
 #define CCF_PREFETCH_L2(addr) __builtin_prefetch((addr), 0, 2)
-#define CCF_PREFETCH_WRITE_L2(addr) __builtin_prefetch((addr), 1, 2)
 // Unrolls the loop that follows completely (a loop over a bucket's slots). GCC unrolls such loops
 // at -O3 but not at -O2; with this, both get the path search's straight-line code.
 #define CCF_PRAGMA(x) _Pragma(#x)
@@ -28,7 +29,6 @@
 #define CCF_PREFETCH(addr) ((void)(addr))
 #define CCF_PREFETCH_WRITE(addr) ((void)(addr))
 #define CCF_PREFETCH_L2(addr) ((void)(addr))
-#define CCF_PREFETCH_WRITE_L2(addr) ((void)(addr))
 #define CCF_UNROLL_SLOTS
 #endif
 

@@ -21,13 +21,13 @@
 //    (in one pass into a region per chunk, or by counting when a region overflows; scratch
 //    memory of about 8 bytes per item, allocated once per call) and inserted chunk by chunk,
 //    starting from a chunk the block picks; a chunk that receives many items is first swept
-//    into the caches sequentially, so its items' path searches hit the caches. When it fits in half
-//    of the core's L2, or in half of one hardware thread's share of the L3, they run in
-//    search_mode::cached; otherwise the chunk does not stay in the caches while its items go in,
-//    and they go on prefetching each level to hide the misses. An item refused in a block sets a
-//    cutoff: items of the block after it are skipped, the ones after it already inserted are
-//    erased again, and items before it are still inserted; the result is the same as inserting
-//    in order.
+//    into the caches sequentially, so its items' path searches hit the caches. When the chunk
+//    fits in half of the core's L2, or in half of one hardware thread's share of the L3, they
+//    run in search_mode::cached; otherwise the chunk does not stay in the caches while its items
+//    go in, and they go on prefetching each level to hide the misses. An item refused in a
+//    block sets a cutoff: items of the block after it are skipped, the ones after it already
+//    inserted are erased again, and items before it are still inserted; the result is the same
+//    as inserting in order.
 //
 // Bulk build (bulk_insert): the table belongs to the caller alone. In rounds of 16 M items, the
 // hashes are partitioned by chunk in parallel (a two-pass counting scatter: count per thread and
@@ -392,7 +392,7 @@ std::size_t batch_insert(Engine& engine, std::size_t n, HashAt&& hash_at) {
   if (n == 0) return 0;
   // Blocks of equal size: a small last block would give its chunks too few items to sweep
   // them, and near full its path searches would wait on memory.
-  const std::size_t blocks = (n + grouped_block - 1) / grouped_block;
+  const std::size_t blocks = (n - 1) / grouped_block + 1;
   const std::size_t block = (n + blocks - 1) / blocks;
   std::optional<grouping_scratch> scratch;  // allocated by the first grouped block
   for (std::size_t begin = 0; begin < n;) {

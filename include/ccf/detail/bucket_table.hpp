@@ -33,14 +33,18 @@ class bucket_table {
 
   bucket_table() = default;
   bucket_table(std::size_t num_buckets, const Allocator& alloc)
-      : alloc_(alloc), num_buckets_(num_buckets), words_(Layout::words_for(num_buckets)) {
+      : alloc_(alloc),
+        num_buckets_(num_buckets),
+        words_(Layout::words_for(num_buckets)),
+        far_(words_ >= far_table_bytes / sizeof(word_type)) {
     allocate();
   }
   bucket_table(const bucket_table& other) requires std::is_trivially_copyable_v<word_type>
       : alloc_(std::allocator_traits<allocator_type>::select_on_container_copy_construction(
             other.alloc_)),
         num_buckets_(other.num_buckets_),
-        words_(other.words_) {
+        words_(other.words_),
+        far_(other.far_) {
     allocate();
     if (words_ != 0) std::memcpy(data_, other.data_, words_ * sizeof(word_type));
   }
@@ -48,12 +52,14 @@ class bucket_table {
       : alloc_(other.alloc_),
         num_buckets_(std::exchange(other.num_buckets_, 0)),
         words_(std::exchange(other.words_, 0)),
+        far_(std::exchange(other.far_, false)),
         raw_(std::exchange(other.raw_, nullptr)),
         data_(std::exchange(other.data_, nullptr)) {}
   bucket_table& operator=(bucket_table other) noexcept {
     std::swap(alloc_, other.alloc_);
     std::swap(num_buckets_, other.num_buckets_);
     std::swap(words_, other.words_);
+    std::swap(far_, other.far_);
     std::swap(raw_, other.raw_);
     std::swap(data_, other.data_);
     return *this;
@@ -75,22 +81,26 @@ class bucket_table {
   CCF_FORCEINLINE void store(std::size_t i, const bucket& old, const bucket& now) noexcept {
     Layout::template store<WordPolicy>(data_, i, old, now);
   }
-  /// Tables of at least this size are prefetched into L2, smaller ones into L1. Most of a large
-  /// table's lines come from memory, and a batch that keeps many such misses in flight ran
-  /// faster with L2 prefetches (presumably the core's few L1 fill buffers were the limit); a
-  /// smaller table's lines mostly come from L3, and an L1 prefetch spares the load that follows
-  /// the trip from L2 (docs/design.md has the figures).
+  /// Tables of at least this size have their buckets prefetched into L2, smaller ones into L1.
+  /// Most of a large table's lines come from memory, and batches that keep many such misses in
+  /// flight (a window of 16 keys, two lines a key; a path search's level) ran faster with L2
+  /// prefetches, presumably because the core has fewer L1 fill buffers than that. Most of a
+  /// smaller table's lines come from the L3, and an L1 prefetch saves the extra step from L2 to
+  /// L1. The size where one starts to pay was measured on one machine, between 64 and 128 MiB
+  /// (docs/benchmarks.md); unlike the caches' sizes, it is not asked of the C library, which
+  /// reports a virtual machine's L3 as the whole host's.
   static constexpr std::size_t far_table_bytes = std::size_t{96} << 20;
   CCF_FORCEINLINE void prefetch(std::size_t i) const noexcept {
-    if (far()) {
+    if (far_) {
       CCF_PREFETCH_L2(data_ + Layout::first_word(i));
     } else {
       CCF_PREFETCH(data_ + Layout::first_word(i));
     }
   }
+  /// For a far table, the same as prefetch: there is no prefetch for writing into L2.
   CCF_FORCEINLINE void prefetch_for_write(std::size_t i) const noexcept {
-    if (far()) {
-      CCF_PREFETCH_WRITE_L2(data_ + Layout::first_word(i));
+    if (far_) {
+      CCF_PREFETCH_L2(data_ + Layout::first_word(i));
     } else {
       CCF_PREFETCH_WRITE(data_ + Layout::first_word(i));
     }
@@ -125,8 +135,6 @@ class bucket_table {
   static constexpr std::size_t pad = cache_line_size / sizeof(word_type);
   using traits = std::allocator_traits<allocator_type>;
 
-  bool far() const noexcept { return words_ >= far_table_bytes / sizeof(word_type); }
-
   /// Plain words from an allocator that hands out zeroed blocks (table_allocator: fresh pages
   /// for large tables) need no pass over the table here.
   static constexpr bool zeroed_by_allocator =
@@ -157,6 +165,9 @@ class bucket_table {
   [[no_unique_address]] allocator_type alloc_{};
   std::size_t num_buckets_ = 0;
   std::size_t words_ = 0;
+  // The table has at least far_table_bytes. A bool, not a test of words_: words_ has the type
+  // of a 64-bit word, so as far as the compiler knows each store to the table may change it.
+  bool far_ = false;
   typename traits::pointer raw_ = nullptr;
   word_type* data_ = nullptr;
 };
