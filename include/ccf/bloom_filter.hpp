@@ -247,69 +247,121 @@ inline blocked_bloom_shape blocked_bloom_shape_for(double fpr) {
   return best;
 }
 
-}  // namespace detail
-
-template <class Key, class Hash = ccf::hash<Key>>
-class bloom_filter {
+/// The key-level half of both Bloom filters: hashing keys with the filter's seed, counting
+/// inserts, and the batches, which hash the key `bloom_lookahead` places ahead and prefetch what
+/// it will touch while the current key is processed. Derived supplies insert_hash(h),
+/// contains_hash(h), prefetch_hash(h, write), clear_bits() and a `name` for messages.
+template <class Derived, class Key, class Hash>
+class bloom_frontend {
  public:
   using key_type = Key;
   using hasher = Hash;
 
-  bloom_filter(std::size_t capacity, double fpr, std::uint64_t seed = ccf::default_seed)
-      : seed_(seed), key_seed_(ccf::key_seed(seed)), capacity_(capacity) {
-    detail::bloom_check_arguments("ccf::bloom_filter", capacity, fpr);
-    const double bits =
-        std::ceil(std::numbers::log2e * static_cast<double>(capacity) * std::log2(1.0 / fpr));
-    words_.assign(detail::bloom_words_for_bits("ccf::bloom_filter", bits, capacity), 0);
-    num_bits_ = words_.size() * 64;
-    const double k = std::round(std::numbers::ln2 * static_cast<double>(num_bits_) /
-                                static_cast<double>(capacity));
-    num_hashes_ = static_cast<std::size_t>(std::clamp(k, 1.0, 1024.0));
-  }
-
   void insert(const Key& key) noexcept {
-    insert_hash(hash_(key, key_seed_));
+    self().insert_hash(hash_(key, key_seed_));
     ++size_;
   }
 
-  bool contains(const Key& key) const noexcept { return contains_hash(hash_(key, key_seed_)); }
+  bool contains(const Key& key) const noexcept {
+    return self().contains_hash(hash_(key, key_seed_));
+  }
 
-  /// Inserts every key; the probes of the key `bloom_lookahead` places ahead are prefetched.
+  /// Inserts every key.
   void insert_many(std::span<const Key> keys) noexcept {
     batch(
-        keys, [this](std::size_t, std::uint64_t h) { insert_hash(h); }, true);
+        keys, [this](std::size_t, std::uint64_t h) { self().insert_hash(h); }, true);
     size_ += keys.size();
   }
 
   /// out[i] = contains(keys[i]). Throws std::invalid_argument when out is shorter than keys.
   void contains_many(std::span<const Key> keys, std::span<bool> out) const {
     if (out.size() < keys.size()) {
-      throw std::invalid_argument("ccf::bloom_filter::contains_many: out has " +
+      throw std::invalid_argument(std::string(Derived::name) + "::contains_many: out has " +
                                   std::to_string(out.size()) + " elements for " +
                                   std::to_string(keys.size()) + " keys");
     }
     batch(
-        keys, [this, out](std::size_t i, std::uint64_t h) { out[i] = contains_hash(h); }, false);
+        keys, [this, out](std::size_t i, std::uint64_t h) { out[i] = self().contains_hash(h); },
+        false);
   }
 
   void clear() noexcept {
-    std::fill(words_.begin(), words_.end(), std::uint64_t{0});
+    self().clear_bits();
     size_ = 0;
+  }
+
+  /// Number of inserts performed (duplicates counted) since construction or clear().
+  std::size_t size() const noexcept { return size_; }
+  std::size_t capacity() const noexcept { return capacity_; }
+  std::uint64_t seed() const noexcept { return seed_; }
+
+ protected:
+  /// Throws std::invalid_argument for capacity 0 or a fpr outside (0, 1).
+  bloom_frontend(std::size_t capacity, double fpr, std::uint64_t seed)
+      : seed_(seed), key_seed_(ccf::key_seed(seed)), capacity_(capacity) {
+    bloom_check_arguments(Derived::name, capacity, fpr);
+  }
+
+ private:
+  const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
+  Derived& self() noexcept { return static_cast<Derived&>(*this); }
+
+  template <class Op>
+  void batch(std::span<const Key> keys, Op op, bool write) const {
+    constexpr std::size_t ahead = bloom_lookahead;
+    std::array<std::uint64_t, ahead> ring{};
+    const std::size_t n = keys.size();
+    for (std::size_t i = 0; i < std::min(n, ahead); ++i) {
+      ring[i] = hash_(keys[i], key_seed_);
+      self().prefetch_hash(ring[i], write);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t h = ring[i % ahead];
+      if (i + ahead < n) {
+        ring[i % ahead] = hash_(keys[i + ahead], key_seed_);
+        self().prefetch_hash(ring[i % ahead], write);
+      }
+      op(i, h);
+    }
+  }
+
+  std::size_t size_ = 0;
+  std::uint64_t seed_;
+  std::uint64_t key_seed_;
+  std::size_t capacity_;
+  [[no_unique_address]] Hash hash_{};
+};
+
+}  // namespace detail
+
+template <class Key, class Hash = ccf::hash<Key>>
+class bloom_filter : public detail::bloom_frontend<bloom_filter<Key, Hash>, Key, Hash> {
+  using frontend = detail::bloom_frontend<bloom_filter<Key, Hash>, Key, Hash>;
+  friend frontend;
+
+ public:
+  static constexpr const char* name = "ccf::bloom_filter";
+
+  bloom_filter(std::size_t capacity, double fpr, std::uint64_t seed = ccf::default_seed)
+      : frontend(capacity, fpr, seed) {
+    const double bits =
+        std::ceil(std::numbers::log2e * static_cast<double>(capacity) * std::log2(1.0 / fpr));
+    words_.assign(detail::bloom_words_for_bits(name, bits, capacity), 0);
+    num_bits_ = words_.size() * 64;
+    const double k = std::round(std::numbers::ln2 * static_cast<double>(num_bits_) /
+                                static_cast<double>(capacity));
+    num_hashes_ = static_cast<std::size_t>(std::clamp(k, 1.0, 1024.0));
   }
 
   /// Bytes of the bit array.
   std::size_t size_in_bytes() const noexcept { return words_.size() * sizeof(std::uint64_t); }
   std::size_t num_hashes() const noexcept { return num_hashes_; }
   std::size_t num_bits() const noexcept { return num_bits_; }
-  /// Number of inserts performed (duplicates counted) since construction or clear().
-  std::size_t size() const noexcept { return size_; }
-  std::size_t capacity() const noexcept { return capacity_; }
-  std::uint64_t seed() const noexcept { return seed_; }
   /// (1 - e^{-k n / m})^k for n = size(), the textbook estimate of the false-positive rate.
   double expected_fpr() const noexcept {
     const double k = static_cast<double>(num_hashes_);
     const double fill =
-        -std::expm1(-k * static_cast<double>(size_) / static_cast<double>(num_bits_));
+        -std::expm1(-k * static_cast<double>(this->size()) / static_cast<double>(num_bits_));
     return std::pow(fill, k);
   }
 
@@ -347,93 +399,39 @@ class bloom_filter {
     }
   }
 
-  // Hashes keys[i + lookahead] and prefetches its probes while key i is processed.
-  template <class Op>
-  void batch(std::span<const Key> keys, Op op, bool write) const {
-    constexpr std::size_t ahead = detail::bloom_lookahead;
-    std::array<std::uint64_t, ahead> ring{};
-    const std::size_t n = keys.size();
-    for (std::size_t i = 0; i < std::min(n, ahead); ++i) {
-      ring[i] = hash_(keys[i], key_seed_);
-      prefetch_hash(ring[i], write);
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint64_t h = ring[i % ahead];
-      if (i + ahead < n) {
-        ring[i % ahead] = hash_(keys[i + ahead], key_seed_);
-        prefetch_hash(ring[i % ahead], write);
-      }
-      op(i, h);
-    }
-  }
+  void clear_bits() noexcept { std::fill(words_.begin(), words_.end(), std::uint64_t{0}); }
 
   std::vector<std::uint64_t> words_;
   std::size_t num_bits_ = 64;
   std::size_t num_hashes_ = 1;
-  std::size_t size_ = 0;
-  std::uint64_t seed_;
-  std::uint64_t key_seed_;
-  std::size_t capacity_;
-  [[no_unique_address]] Hash hash_{};
 };
 
 template <class Key, class Hash = ccf::hash<Key>>
-class blocked_bloom_filter {
+class blocked_bloom_filter
+    : public detail::bloom_frontend<blocked_bloom_filter<Key, Hash>, Key, Hash> {
+  using frontend = detail::bloom_frontend<blocked_bloom_filter<Key, Hash>, Key, Hash>;
+  friend frontend;
+
  public:
-  using key_type = Key;
-  using hasher = Hash;
+  static constexpr const char* name = "ccf::blocked_bloom_filter";
   static constexpr std::size_t block_bits = detail::bloom_block_bits;
 
   blocked_bloom_filter(std::size_t capacity, double fpr, std::uint64_t seed = ccf::default_seed)
-      : seed_(seed), key_seed_(ccf::key_seed(seed)), capacity_(capacity) {
-    detail::bloom_check_arguments("ccf::blocked_bloom_filter", capacity, fpr);
+      : frontend(capacity, fpr, seed) {
     const detail::blocked_bloom_shape shape = detail::blocked_bloom_shape_for(fpr);
     const double bits = shape.bits_per_item * static_cast<double>(capacity);
-    const std::size_t words = detail::bloom_words_for_bits(
-        "ccf::blocked_bloom_filter", std::ceil(bits / block_bits) * block_bits, capacity);
+    const std::size_t words =
+        detail::bloom_words_for_bits(name, std::ceil(bits / block_bits) * block_bits, capacity);
     blocks_.resize(words / words_per_block);
     num_hashes_ = shape.hashes;
     design_fpr_ = detail::blocked_bloom_model_fpr(
         static_cast<double>(num_bits()) / static_cast<double>(capacity), shape.hashes);
   }
 
-  void insert(const Key& key) noexcept {
-    insert_hash(hash_(key, key_seed_));
-    ++size_;
-  }
-
-  bool contains(const Key& key) const noexcept { return contains_hash(hash_(key, key_seed_)); }
-
-  /// Inserts every key; the block of the key `bloom_lookahead` places ahead is prefetched.
-  void insert_many(std::span<const Key> keys) noexcept {
-    batch(
-        keys, [this](std::size_t, std::uint64_t h) { insert_hash(h); }, true);
-    size_ += keys.size();
-  }
-
-  /// out[i] = contains(keys[i]). Throws std::invalid_argument when out is shorter than keys.
-  void contains_many(std::span<const Key> keys, std::span<bool> out) const {
-    if (out.size() < keys.size()) {
-      throw std::invalid_argument("ccf::blocked_bloom_filter::contains_many: out has " +
-                                  std::to_string(out.size()) + " elements for " +
-                                  std::to_string(keys.size()) + " keys");
-    }
-    batch(
-        keys, [this, out](std::size_t i, std::uint64_t h) { out[i] = contains_hash(h); }, false);
-  }
-
-  void clear() noexcept {
-    std::fill(blocks_.begin(), blocks_.end(), block{});
-    size_ = 0;
-  }
-
   std::size_t size_in_bytes() const noexcept { return blocks_.size() * sizeof(block); }
   std::size_t num_hashes() const noexcept { return num_hashes_; }
   std::size_t num_bits() const noexcept { return blocks_.size() * block_bits; }
   std::size_t num_blocks() const noexcept { return blocks_.size(); }
-  std::size_t size() const noexcept { return size_; }
-  std::size_t capacity() const noexcept { return capacity_; }
-  std::uint64_t seed() const noexcept { return seed_; }
   /// The sizing model's false-positive rate once capacity() keys are in (<= the fpr asked for).
   double design_fpr() const noexcept { return design_fpr_; }
 
@@ -485,41 +483,20 @@ class blocked_bloom_filter {
     return missing == 0;
   }
 
-  template <class Op>
-  void batch(std::span<const Key> keys, Op op, bool write) const {
-    constexpr std::size_t ahead = detail::bloom_lookahead;
-    std::array<std::uint64_t, ahead> ring{};
-    const std::size_t n = keys.size();
-    auto prefetch = [this, write](std::uint64_t h) {
-      const block* b = &blocks_[block_of(h)];
-      if (write) {
-        CCF_PREFETCH_WRITE(b);
-      } else {
-        CCF_PREFETCH(b);
-      }
-    };
-    for (std::size_t i = 0; i < std::min(n, ahead); ++i) {
-      ring[i] = hash_(keys[i], key_seed_);
-      prefetch(ring[i]);
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint64_t h = ring[i % ahead];
-      if (i + ahead < n) {
-        ring[i % ahead] = hash_(keys[i + ahead], key_seed_);
-        prefetch(ring[i % ahead]);
-      }
-      op(i, h);
+  void prefetch_hash(std::uint64_t h, bool write) const noexcept {
+    const block* b = &blocks_[block_of(h)];
+    if (write) {
+      CCF_PREFETCH_WRITE(b);
+    } else {
+      CCF_PREFETCH(b);
     }
   }
 
+  void clear_bits() noexcept { std::fill(blocks_.begin(), blocks_.end(), block{}); }
+
   std::vector<block> blocks_;  // std::allocator honours alignas(64) (aligned operator new)
   std::size_t num_hashes_ = 1;
-  std::size_t size_ = 0;
   double design_fpr_ = 0.0;
-  std::uint64_t seed_;
-  std::uint64_t key_seed_;
-  std::size_t capacity_;
-  [[no_unique_address]] Hash hash_{};
 };
 
 }  // namespace ccf

@@ -58,23 +58,8 @@ inline filter_file_info info_of(const file_header& h) {
 }
 
 inline filter_file_info read_info(byte_source& src) {
-  header_bytes bytes{};
-  if (src.read(bytes.data(), bytes.size()) != bytes.size()) {
-    throw format_error("ccf: truncated filter file (shorter than its header)");
-  }
-  const file_header h = decode_header(bytes);
-  if (const std::optional<std::uint64_t> left = src.remaining()) {
-    const std::uint64_t body = h.file_bytes() - file_header_bytes;
-    if (*left < body) {
-      throw format_error("ccf: truncated filter file (the header claims " +
-                         std::to_string(h.file_bytes()) + " bytes, the file has " +
-                         std::to_string(file_header_bytes + *left) + ")");
-    }
-    if (*left > body) {
-      throw format_error("ccf: junk after the filter (" + std::to_string(*left - body) +
-                         " bytes past its end)");
-    }
-  }
+  const file_header h = read_header_only(src);
+  if (const std::optional<std::uint64_t> left = src.remaining()) check_body_length(h, *left);
   return info_of(h);
 }
 

@@ -216,17 +216,37 @@ class byte_source {
   std::size_t pos_ = 0;
 };
 
+/// Reads and decodes the header at `src`'s position.
+inline file_header read_header_only(byte_source& src) {
+  header_bytes bytes{};
+  if (src.read(bytes.data(), bytes.size()) != bytes.size()) {
+    throw format_error("ccf: truncated filter file (shorter than its header)");
+  }
+  return decode_header(bytes);
+}
+
+/// Throws unless exactly the rest of the file that header `h` describes, `left` bytes, follows
+/// the header: fewer is a truncated file, more is junk after the filter.
+inline void check_body_length(const file_header& h, std::uint64_t left) {
+  const std::uint64_t body = h.file_bytes() - file_header_bytes;
+  if (left < body) {
+    throw format_error("ccf: truncated filter file (the header claims " +
+                       std::to_string(h.file_bytes()) + " bytes, the file has " +
+                       std::to_string(file_header_bytes + left) + ")");
+  }
+  if (left > body) {
+    throw format_error("ccf: junk after the filter (" + std::to_string(left - body) +
+                       " bytes past its end)");
+  }
+}
+
 /// Reads a header from `src` and checks the length of what follows against it. For a stream of
 /// unknown length the rest is read into `spill` (at most what the header claims plus one byte,
 /// in bounded pieces) and the caller continues from a byte_source over that buffer.
 inline file_header read_header(byte_source& src, std::vector<std::byte>& spill,
                                std::optional<byte_source>& rest) {
-  header_bytes bytes{};
-  if (src.read(bytes.data(), bytes.size()) != bytes.size()) {
-    throw format_error("ccf: truncated filter file (shorter than its header)");
-  }
-  const file_header h = decode_header(bytes);
-  const std::uint64_t body = h.word_count * 8 + file_trailer_bytes;
+  const file_header h = read_header_only(src);
+  const std::uint64_t body = h.file_bytes() - file_header_bytes;
   std::optional<std::uint64_t> left = src.remaining();
   if (!left) {
     constexpr std::size_t piece = std::size_t{1} << 24;
@@ -241,15 +261,7 @@ inline file_header read_header(byte_source& src, std::vector<std::byte>& spill,
     rest.emplace(std::span<const std::byte>(spill));
     left = spill.size();
   }
-  if (*left < body) {
-    throw format_error("ccf: truncated filter file (the header claims " +
-                       std::to_string(h.file_bytes()) + " bytes, the file has " +
-                       std::to_string(file_header_bytes + *left) + ")");
-  }
-  if (*left > body) {
-    throw format_error("ccf: junk after the filter (" + std::to_string(*left - body) +
-                       " bytes past its end)");
-  }
+  check_body_length(h, *left);
   return h;
 }
 
