@@ -193,9 +193,43 @@ TYPED_TEST(grouped_insert, many_copies_of_one_key_stop_the_batch_where_one_at_a_
   EXPECT_EQ(f.size(), 0u);
 }
 
+TEST(grouped_insert_blocks, a_batch_goes_in_up_to_four_equal_blocks_until_they_reach_the_largest) {
+  using ccf::detail::grouped_block;
+  using ccf::detail::grouped_min_block;
+  using ccf::detail::insert_block_size;
+  constexpr std::size_t M = std::size_t{1} << 20;
+  static_assert(grouped_min_block == 4 * M && grouped_block == 16 * M, "the figures below");
+  // Up to the smallest block: one block of the whole batch.
+  EXPECT_EQ(insert_block_size(1), 1u);
+  EXPECT_EQ(insert_block_size(grouped_min_block), grouped_min_block);
+  // Up to four smallest blocks: as many equal blocks as blocks of the smallest size need.
+  EXPECT_EQ(insert_block_size(grouped_min_block + 1), grouped_min_block / 2 + 1);
+  EXPECT_EQ(insert_block_size(6 * M), 3 * M);
+  EXPECT_EQ(insert_block_size(16 * M), 4 * M);
+  // Then four blocks, up to four of the largest size.
+  EXPECT_EQ(insert_block_size(20 * M), 5 * M);
+  EXPECT_EQ(insert_block_size(64 * M), 16 * M);
+  // Then blocks of at most the largest size, equal: one item more than four largest blocks goes
+  // in five, and 252 M items in sixteen.
+  EXPECT_EQ(insert_block_size(64 * M + 1), (64 * M + 5) / 5);
+  EXPECT_EQ(insert_block_size(252 * M), 252 * M / 16);
+  for (const std::size_t n : {std::size_t{1}, 3 * M, 5 * M + 7, 17 * M + 3, 65 * M, 1000 * M + 1}) {
+    const std::size_t b = insert_block_size(n);
+    const std::size_t blocks = (n + b - 1) / b;
+    EXPECT_LE(b, grouped_block) << n;
+    EXPECT_GT(2 * b, std::min(n, grouped_min_block)) << n;
+    EXPECT_LT(blocks * b - n, blocks)
+        << n << ": the last block is short by more than one per block";
+    if (n > 4 * grouped_min_block && n <= 4 * grouped_block) {
+      EXPECT_EQ(blocks, 4u) << n;
+    }
+  }
+}
+
 TEST(grouped_insert_blocks, a_batch_of_two_blocks_that_does_not_fit_inserts_exactly_a_prefix) {
-  // One key more than a block: the batch goes in two grouped blocks (of equal size, though the
-  // result does not show how it was cut), the first fits and the refusal comes in the second.
+  // One key more than the smallest block: the batch goes in two grouped blocks (of equal size,
+  // though the result does not show how it was cut), the first fits and the refusal comes in the
+  // second.
   // The prefix rule holds across the block boundary.
   ccf::cuckoo_filter<u64> f(11000000, 9);
   ASSERT_GE(f.chunks(), 2u);
@@ -203,7 +237,7 @@ TEST(grouped_insert_blocks, a_batch_of_two_blocks_that_does_not_fit_inserts_exac
   ASSERT_EQ(f.insert_many(std::span<const u64>(before_keys)), before_keys.size());
   ASSERT_GE(f.load_factor(), ccf::detail::grouped_min_load);
   const std::size_t before = f.size();
-  const auto batch = make_keys(ccf::detail::grouped_block + 1, 18);
+  const auto batch = make_keys(ccf::detail::grouped_min_block + 1, 18);
   ASSERT_GE(batch.size() / 2, ccf::detail::grouped_min_per_chunk * f.chunks());
   ASSERT_GT(before + batch.size(), f.size_in_tags());
   const std::size_t r = f.insert_many(std::span<const u64>(batch));

@@ -15,13 +15,14 @@
 //    are both full is set aside in a ring of `defer` items while the buckets its path search will
 //    read first are prefetched (prefetch_alternates), and comes back `defer` full-bucket items
 //    later. When an item is refused, the items after it that already went in are erased again.
-//  * Large batches on chunked tables loaded 70 % or more (at least `grouped_min_per_chunk` items
-//    per chunk; below that load inserts rarely search and the prefetch window does better): the
-//    items are taken in blocks of equal size, at most 4 M, each block's hashes sorted by chunk
+//  * Large batches on chunked tables loaded 50 % or more (at least `grouped_min_per_chunk` items
+//    per chunk; below that load inserts rarely search and the prefetch window does as well or
+//    better): the items are taken in equal blocks (up to four of at most 4 M items, or four of
+//    at most 16 M, or as many of at most 16 M as a larger batch needs), each sorted by chunk
 //    (in one pass into a region per chunk, or by counting when a region overflows; scratch
-//    memory of about 8 bytes per item, allocated once per call) and inserted chunk by chunk,
-//    starting from a chunk the block picks; a chunk that receives many items is first swept
-//    into the caches sequentially, so its items' path searches hit the caches. When the chunk
+//    memory of about 8 bytes per item of a block, allocated once per call) and inserted chunk
+//    by chunk, starting from a chunk the block picks; a chunk that receives many items is first
+//    swept into the caches sequentially, so its items' path searches hit the caches. When the chunk
 //    fits in half of the core's L2, or in half of one hardware thread's share of the L3, they
 //    run in search_mode::cached; otherwise the chunk does not stay in the caches while its items
 //    go in, and they go on prefetching each level to hide the misses. An item refused in a
@@ -87,11 +88,15 @@ namespace ccf::detail {
 inline constexpr std::size_t batch_window = 16;
 inline constexpr std::size_t defer_window = 16;
 /// Grouping by chunk pays once a block gives each chunk this many items, and once the table is
-/// loaded enough that inserts search for cuckoo paths (below, a prefetch window does better).
+/// loaded enough that inserts search for cuckoo paths (below, a prefetch window does as well).
 inline constexpr std::size_t grouped_min_per_chunk = 256;
-inline constexpr double grouped_min_load = 0.7;
-/// Items per block of a grouped insert (about 8 bytes of scratch each).
-inline constexpr std::size_t grouped_block = std::size_t{1} << 22;
+inline constexpr double grouped_min_load = 0.5;
+/// A batch goes in equal blocks (insert_block_size): as many as blocks of at most
+/// grouped_min_block items need, up to four; then four, until a quarter of the batch exceeds
+/// grouped_block; then as many as blocks of at most grouped_block items need. About 8 bytes of
+/// scratch per item of a block.
+inline constexpr std::size_t grouped_block = std::size_t{1} << 24;
+inline constexpr std::size_t grouped_min_block = std::size_t{1} << 22;
 /// A chunk is swept into the caches before its items when they are at least one per this many
 /// of its cache lines.
 inline constexpr std::size_t warm_lines_per_item = 8;
@@ -383,6 +388,18 @@ std::size_t insert_block_grouped(Engine& engine, std::size_t begin, std::size_t 
   return r.cutoff;
 }
 
+/// The size of the blocks a batched insert of n > 0 items is cut into (see grouped_block; the
+/// last block may be smaller by less than one item per block). Blocks of equal size: a small
+/// last block would give its chunks too few items to sweep them, and near full its path
+/// searches would wait on memory. Larger blocks spread a block's sweep of its chunks over more
+/// items; several blocks let the load, which decides each block's way, be seen rising within
+/// one batch (a thread's share of a concurrent fill).
+constexpr std::size_t insert_block_size(std::size_t n) noexcept {
+  const std::size_t target = std::clamp((n + 3) / 4, grouped_min_block, grouped_block);
+  const std::size_t blocks = (n - 1) / target + 1;
+  return (n + blocks - 1) / blocks;
+}
+
 /// Inserts items [0, n) as if one at a time in order (see the top of this file); hash_at(k) is
 /// item k's hash (called more than once for an item of a grouped block). Returns how many were
 /// inserted: exactly items [0, result).
@@ -390,10 +407,7 @@ template <class Engine, class HashAt>
 std::size_t batch_insert(Engine& engine, std::size_t n, HashAt&& hash_at) {
   const auto& indexer = engine.indexer();
   if (n == 0) return 0;
-  // Blocks of equal size: a small last block would give its chunks too few items to sweep
-  // them, and near full its path searches would wait on memory.
-  const std::size_t blocks = (n - 1) / grouped_block + 1;
-  const std::size_t block = (n + blocks - 1) / blocks;
+  const std::size_t block = insert_block_size(n);
   std::optional<grouping_scratch> scratch;  // allocated by the first grouped block
   for (std::size_t begin = 0; begin < n;) {
     const std::size_t end = std::min(n, begin + block);
