@@ -3,8 +3,10 @@
 // stopping where inserting the keys one at a time would.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -226,11 +228,27 @@ TEST(grouped_insert_blocks, a_batch_goes_in_up_to_four_equal_blocks_until_they_r
   }
 }
 
+TYPED_TEST(grouped_insert, a_batch_from_just_over_half_load_to_nearly_full_goes_in_entirely) {
+  // Grouped from its first key (the table is just past grouped_min_load) to 92 % load: every
+  // path search of the batch runs chunk by chunk, and no key is lost or refused.
+  TypeParam f(600000, 10);
+  ASSERT_GE(f.chunks(), 2u);
+  const auto before_keys = prefill(f, 0.52);
+  ASSERT_GE(f.load_factor(), ccf::detail::grouped_min_load);
+  const std::size_t before = f.size();
+  const auto batch = make_keys(f.size_in_tags() * 40 / 100, 19);
+  ASSERT_GE(batch.size(), ccf::detail::grouped_min_per_chunk * f.chunks());
+  EXPECT_EQ(f.insert_many(std::span<const u64>(batch)), batch.size()) << f.info();
+  EXPECT_EQ(f.size(), before + batch.size());
+  EXPECT_GE(f.load_factor(), 0.9);
+  EXPECT_EQ(f.contains_many(std::span<const u64>(batch)), batch.size());
+  EXPECT_EQ(f.contains_many(std::span<const u64>(before_keys)), before_keys.size());
+}
+
 TEST(grouped_insert_blocks, a_batch_of_two_blocks_that_does_not_fit_inserts_exactly_a_prefix) {
   // One key more than the smallest block: the batch goes in two grouped blocks (of equal size,
   // though the result does not show how it was cut), the first fits and the refusal comes in the
-  // second.
-  // The prefix rule holds across the block boundary.
+  // second. The prefix rule holds across the block boundary.
   ccf::cuckoo_filter<u64> f(11000000, 9);
   ASSERT_GE(f.chunks(), 2u);
   const auto before_keys = make_keys(static_cast<std::size_t>(f.size_in_tags() * 0.72), 17);

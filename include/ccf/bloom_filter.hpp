@@ -250,7 +250,8 @@ inline blocked_bloom_shape blocked_bloom_shape_for(double fpr) {
 /// The key-level half of both Bloom filters: hashing keys with the filter's seed, counting
 /// inserts, and the batches, which hash the key `bloom_lookahead` places ahead and prefetch what
 /// it will touch while the current key is processed. Derived supplies insert_hash(h),
-/// contains_hash(h), prefetch_hash(h, write), clear_bits() and a `name` for messages.
+/// contains_hash(h), prefetch_hash(h, write), clear_bits() and a `name` for messages (the front
+/// end is their friend).
 template <class Derived, class Key, class Hash>
 class bloom_frontend {
  public:
@@ -301,6 +302,12 @@ class bloom_frontend {
       : seed_(seed), key_seed_(ccf::key_seed(seed)), capacity_(capacity) {
     bloom_check_arguments(Derived::name, capacity, fpr);
   }
+  // Only as part of a filter: no front end is copied, moved or destroyed on its own.
+  bloom_frontend(const bloom_frontend&) = default;
+  bloom_frontend(bloom_frontend&&) = default;
+  bloom_frontend& operator=(const bloom_frontend&) = default;
+  bloom_frontend& operator=(bloom_frontend&&) = default;
+  ~bloom_frontend() = default;
 
  private:
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
@@ -338,10 +345,9 @@ template <class Key, class Hash = ccf::hash<Key>>
 class bloom_filter : public detail::bloom_frontend<bloom_filter<Key, Hash>, Key, Hash> {
   using frontend = detail::bloom_frontend<bloom_filter<Key, Hash>, Key, Hash>;
   friend frontend;
+  static constexpr const char* name = "ccf::bloom_filter";  // for messages
 
  public:
-  static constexpr const char* name = "ccf::bloom_filter";
-
   bloom_filter(std::size_t capacity, double fpr, std::uint64_t seed = ccf::default_seed)
       : frontend(capacity, fpr, seed) {
     const double bits =
@@ -411,9 +417,9 @@ class blocked_bloom_filter
     : public detail::bloom_frontend<blocked_bloom_filter<Key, Hash>, Key, Hash> {
   using frontend = detail::bloom_frontend<blocked_bloom_filter<Key, Hash>, Key, Hash>;
   friend frontend;
+  static constexpr const char* name = "ccf::blocked_bloom_filter";  // for messages
 
  public:
-  static constexpr const char* name = "ccf::blocked_bloom_filter";
   static constexpr std::size_t block_bits = detail::bloom_block_bits;
 
   blocked_bloom_filter(std::size_t capacity, double fpr, std::uint64_t seed = ccf::default_seed)
