@@ -99,11 +99,8 @@ class bucket_table {
   }
   /// For a far table, the same as prefetch: there is no prefetch for writing into L2.
   CCF_FORCEINLINE void prefetch_for_write(std::size_t i) const noexcept {
-    if (far_) {
-      CCF_PREFETCH_L2(data_ + Layout::first_word(i));
-    } else {
-      CCF_PREFETCH_WRITE(data_ + Layout::first_word(i));
-    }
+    if (far_) return prefetch(i);
+    CCF_PREFETCH_WRITE(data_ + Layout::first_word(i));
   }
 
   /// Reads one word per cache line of buckets [first, last) (a run that starts and ends on word
