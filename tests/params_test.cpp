@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ccf/cuckoo_filter.hpp"
 #include "ccf/detail/sizing.hpp"
 #include "ccf/params.hpp"
 
@@ -72,12 +73,17 @@ TEST(Params, FingerprintFormulaAndRounding) {
     EXPECT_EQ(p.min_fingerprint_bits,
               static_cast<unsigned>(std::max(4.0, std::ceil(std::log2(2.0 * b / fpr)))))
         << fpr;
-    // Rounded up to the narrowest stored width.
+    // Rounded up to the narrowest stored width, or a wider one whose table costs fewer bits per
+    // item (4-bit tables grow with n).
     unsigned expected = 0;
+    double cheapest = 0;
     for (const unsigned w : {4U, 8U, 12U, 16U, 32U}) {
-      if (w >= p.min_fingerprint_bits) {
+      if (w < p.min_fingerprint_bits) continue;
+      const double bits = static_cast<double>(w) * b *
+                          static_cast<double>(ccf::detail::buckets_for_capacity(1'000'000, b, w));
+      if (expected == 0 || bits < cheapest) {
         expected = w;
-        break;
+        cheapest = bits;
       }
     }
     EXPECT_EQ(p.fingerprint_bits, expected) << fpr;
@@ -109,10 +115,10 @@ TEST(Params, DerivedQuantities) {
       const double f = p.fingerprint_bits;
       EXPECT_EQ(p.capacity, n);
       EXPECT_EQ(p.target_fpr, fpr);
-      EXPECT_EQ(p.num_buckets, ccf::detail::buckets_for_capacity(n, b));
+      EXPECT_EQ(p.num_buckets, ccf::detail::buckets_for_capacity(n, b, p.fingerprint_bits));
       const double slots = static_cast<double>(p.num_buckets) * b;
       EXPECT_DOUBLE_EQ(p.load_factor, static_cast<double>(n) / slots);
-      EXPECT_LT(p.load_factor, ccf::detail::design_load(b));
+      EXPECT_LT(p.load_factor, ccf::detail::design_load(b, p.fingerprint_bits));
       EXPECT_DOUBLE_EQ(p.bits_per_item, f * slots / static_cast<double>(n));
       EXPECT_NEAR(p.bits_per_item, f / p.load_factor, 1e-9 * p.bits_per_item);
       const double per_tag = 1.0 / (std::ldexp(1.0, p.fingerprint_bits) - 1.0);
@@ -126,6 +132,22 @@ TEST(Params, DerivedQuantities) {
       EXPECT_GT(p.expected_fpr, 0.0);
     }
   }
+}
+
+TEST(Params, FourBitTablesAreSizedAsTheFilterSizesThem) {
+  // 4-bit tables get more buckets as n grows; params_for sized them by the 16-bit rule: 60,128
+  // buckets and 4.8 bits per item for n = 10^5 at 0.3, where the filter allocated 227,597 (18.2).
+  // An 8-bit table is the smaller one there; at n = 100, 4 bits still are.
+  const ccf::filter_params large = ccf::params_for(100'000, 0.3);
+  EXPECT_EQ(large.slots_per_bucket, 2U);
+  EXPECT_EQ(large.fingerprint_bits, 8U);
+  using f8x2 = ccf::cuckoo_filter<std::uint64_t, 8, 2>;
+  EXPECT_EQ(large.num_buckets, f8x2(100'000).num_buckets());
+  EXPECT_LT(large.bits_per_item, 10.0);
+  const ccf::filter_params small = ccf::params_for(100, 0.3);
+  EXPECT_EQ(small.fingerprint_bits, 4U);
+  using f4x2 = ccf::cuckoo_filter<std::uint64_t, 4, 2>;
+  EXPECT_EQ(small.num_buckets, f4x2(100).num_buckets());
 }
 
 TEST(Params, BloomComparison) {

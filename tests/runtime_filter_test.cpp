@@ -391,6 +391,16 @@ TEST(runtime_files, read_filter_info_returns_the_header_fields) {
   EXPECT_EQ(g.chunks, 1u);
   EXPECT_EQ(g.slots_per_bucket, 2u);
   EXPECT_EQ(g.num_buckets, global.num_buckets());
+  // The runtime filter holds chunked-alternate filters only: a string-key filter's file with the
+  // global alternate is refused, and the message names the alternate.
+  ccf::cuckoo_filter<std::string, 16, 4, ccf::hash<std::string>, ccf::global_alternate> words(100);
+  words.insert("a");
+  try {
+    (void)runtime_filter::load(bytes_of(words.to_bytes()));
+    ADD_FAILURE() << "a global-alternate file loaded into a runtime filter";
+  } catch (const ccf::format_error& e) {
+    EXPECT_NE(std::string(e.what()).find("alternate"), std::string::npos) << e.what();
+  }
 }
 
 // ---- threads ----

@@ -11,9 +11,11 @@
 //   fingerprint bits:    min_fingerprint_bits f0 = max(4, ceil(log2(2b / eps))), the smallest f
 //                        with 2b / 2^f <= eps (a lookup compares its fingerprint with at most 2b
 //                        others); fingerprint_bits = f0 rounded up to a width ccf stores: 4, 8, 12,
-//                        16 or 32. eps < 2b / 2^32 cannot be met: std::invalid_argument.
-//   num_buckets:         ccf::detail::buckets_for_capacity(n, b), exactly what a ccf cuckoo filter
-//                        of capacity n allocates.
+//                        16 or 32, or a wider one where that costs fewer bits per item (4-bit
+//                        tables get more buckets as n grows, see sizing.hpp). eps < 2b / 2^32
+//                        cannot be met: std::invalid_argument.
+//   num_buckets:         ccf::detail::buckets_for_capacity(n, b, f), exactly what a ccf cuckoo
+//                        filter of capacity n allocates.
 //   load_factor:         alpha = n / (num_buckets * b), the load once the filter holds n items.
 //   expected_fpr:        1 - (1 - 1/(2^f - 1))^(2 b alpha), about 2 b alpha / (2^f - 1): a lookup
 //                        meets 2 b alpha stored fingerprints on average, each a false match with
@@ -98,11 +100,22 @@ inline filter_params params_with_slots(std::size_t n, double fpr, unsigned slots
   p.min_fingerprint_bits = min_fingerprint_bits_for(fpr, slots);
   p.fingerprint_bits = round_up_fingerprint_bits(p.min_fingerprint_bits);
   if (p.fingerprint_bits == 0) return p;
-  p.num_buckets = buckets_for_capacity(n, slots);
+  // The narrowest width, or a wider one that costs fewer bits per item (its table is smaller).
+  const unsigned narrowest = p.fingerprint_bits;
+  for (unsigned w : fingerprint_widths) {
+    if (w < narrowest) continue;
+    const std::size_t buckets = buckets_for_capacity(n, slots, w);
+    const double bits =
+        static_cast<double>(w) * slots * static_cast<double>(buckets) / static_cast<double>(n);
+    if (w == narrowest || bits < p.bits_per_item) {
+      p.fingerprint_bits = w;
+      p.num_buckets = buckets;
+      p.bits_per_item = bits;
+    }
+  }
   const double slots_total = static_cast<double>(p.num_buckets) * slots;
   p.load_factor = static_cast<double>(n) / slots_total;
   p.expected_fpr = expected_fpr(p.fingerprint_bits, slots, p.load_factor);
-  p.bits_per_item = p.fingerprint_bits * slots_total / static_cast<double>(n);
   p.bloom_bits_per_item = std::numbers::log2e * std::log2(1.0 / fpr);
   p.bloom_hashes =
       static_cast<unsigned>(std::max(1.0, std::round(std::numbers::ln2 * p.bloom_bits_per_item)));

@@ -11,7 +11,8 @@
 // It is what the ccf tool, the Python package and the Redis module use, so that a layout picked
 // from a target false-positive rate (filter_config::for_rate) or read from a file needs no
 // template instantiation of theirs. Files are those of the typed filters over std::string /
-// std::string_view keys, in either direction; load() reads the header to pick the layout.
+// std::string_view keys with chunked_alternate (the default), in either direction; load() reads
+// the header to pick the layout (a global_alternate file is refused, naming its alternate).
 //
 // The filter types behind it (about forty) take minutes to compile; ccf's own programs compile
 // them once, in the library ccf_runtime_models (CCF_RUNTIME_FILTER_PREBUILT in config.hpp).
@@ -264,9 +265,9 @@ class basic_runtime_filter {
         slots_(c.growing ? detail::growing_slots : c.slots_per_bucket),
         kind_(c.kind) {}
 
-  /// A filter saved by any ccf filter over string keys (or by runtime_filter), as `kind`; a
-  /// growing filter's file loads as a growing filter. Throws ccf::format_error as the typed
-  /// filters do.
+  /// A filter saved by any ccf filter over string keys with chunked_alternate (or by
+  /// runtime_filter), as `kind`; a growing filter's file loads as a growing filter. Throws
+  /// ccf::format_error as the typed filters do (and for a global_alternate filter's file).
   static basic_runtime_filter load(std::istream& in, filter_kind kind = filter_kind::sequential,
                                    const Allocator& alloc = Allocator()) {
     detail::filter_source src(in);
@@ -326,7 +327,10 @@ class basic_runtime_filter {
   bool empty() const noexcept { return size() == 0; }
   std::size_t capacity() const noexcept { return impl_->capacity(); }
   std::size_t num_buckets() const noexcept { return impl_->num_buckets(); }
+  /// The table's bytes.
   std::size_t size_in_bytes() const noexcept { return impl_->size_in_bytes(); }
+  /// Every byte it holds: the table, and for a small growing filter the hashes it keeps.
+  std::size_t memory_in_bytes() const noexcept { return impl_->memory_in_bytes(); }
   std::size_t size_in_tags() const noexcept { return num_buckets() * slots_; }
   std::size_t chunks() const noexcept { return impl_->chunks(); }
   std::size_t max_kicks() const noexcept { return impl_->max_kicks(); }

@@ -97,14 +97,13 @@ class cuckoo_engine {
   /// Tables up to this size are searched as if in the caches (search_mode::cached).
   static constexpr std::size_t cached_table_bytes = std::size_t{1} << 20;
 
-  /// An empty table for `capacity` items, chunked by `max_chunk` buckets at most. Throws
-  /// std::invalid_argument for capacity 0, std::length_error when the table would not fit in
-  /// memory.
+  /// An empty table for `capacity` items, chunked by `max_chunk` buckets at most; capacity()
+  /// is `capacity` (the slack that sizing adds is what makes it hold them, not room to promise).
+  /// Throws std::invalid_argument for capacity 0, std::length_error when the table would not fit
+  /// in memory.
   cuckoo_engine(std::size_t capacity, std::size_t max_chunk, std::size_t max_kicks,
                 const Allocator& alloc = Allocator())
-      : cuckoo_engine(plan(capacity, max_chunk), capacity, max_kicks, alloc) {
-    capacity_ = promised_capacity(capacity, num_buckets());
-  }
+      : cuckoo_engine(plan(capacity, max_chunk), capacity, max_kicks, alloc) {}
 
   /// An empty table with exactly the buckets of `indexer` (loading a file).
   cuckoo_engine(const indexer_type& indexer, std::size_t capacity, std::size_t max_kicks,
@@ -120,14 +119,6 @@ class cuckoo_engine {
   static indexer_type plan(std::size_t capacity, std::size_t max_chunk) {
     return indexer_type::plan(buckets_for_capacity(capacity, Layout::slots, Layout::tag_bits),
                               max_chunk);
-  }
-  /// What a table of `num_buckets` buckets built for `capacity` items promises to hold: the
-  /// load-factor rule's capacity, unless the table was grown for a short fingerprint (then what
-  /// was asked for).
-  static std::size_t promised_capacity(std::size_t capacity, std::size_t num_buckets) noexcept {
-    const auto by_load = static_cast<std::size_t>(static_cast<double>(num_buckets) * Layout::slots *
-                                                  design_load(Layout::slots, Layout::tag_bits));
-    return by_load <= capacity + capacity / 20 + 64 ? std::max(by_load, capacity) : capacity;
   }
 
   const table_type& table() const noexcept { return table_; }
@@ -370,6 +361,7 @@ class cuckoo_engine {
                                   std::to_string(max_max_kicks) + ", not " +
                                   std::to_string(max_kicks));
     }
+    check_bucket_count(static_cast<double>(indexer.num_buckets()), capacity);
     check_fits_in_memory(
         Layout::words_for(indexer.num_buckets()) * sizeof(typename Layout::word_type), capacity);
     return indexer;

@@ -5,9 +5,11 @@
 // and 8 buckets of slack (the slack matters only for small tables, where the load a cuckoo table
 // reaches varies more). design_load sits below the load that partial-key cuckoo hashing with ccf's
 // breadth-first kick search reaches (about 87 / 96 / 98.5 % for 2 / 4 / 8 slots), so `capacity`
-// distinct items fit. With 4 or 8 slots the table costs at most f / 0.94 * 1.02 bits per item of
-// capacity for capacities from 10,000 up (8-bit and wider fingerprints). The bucket count is not
-// rounded to a power of two. Short fingerprints get more buckets as the capacity grows (below).
+// distinct items fit — for 4-bit fingerprints, whose 15 tags let 2 * slots + 1 items share one
+// bucket pair and tag, in about 99 tables in 100 (the overflow rule below). With 4 or 8 slots the
+// table costs at most f / 0.94 * 1.02 bits per item of capacity for capacities from 10,000 up
+// (8-bit and wider fingerprints). The bucket count is not rounded to a power of two. Short
+// fingerprints get more buckets as the capacity grows (below).
 #pragma once
 
 #include <cmath>
@@ -24,9 +26,10 @@
 namespace ccf::detail {
 
 /// The load a table is sized for. 4-bit fingerprints have only 15 tags, hence only 15 alternate
-/// buckets per bucket, and reach lower loads: they get more room.
+/// buckets per bucket, and reach lower loads: they get more room (with 2 slots, sized for 70 %,
+/// one table in 20 to 40 refused an insert before its capacity, some below 50 %).
 constexpr double design_load(unsigned slots, unsigned bits = 16) noexcept {
-  if (bits <= 4) return slots <= 2 ? 0.70 : (slots <= 4 ? 0.90 : 0.95);
+  if (bits <= 4) return slots <= 2 ? 0.50 : (slots <= 4 ? 0.90 : 0.95);
   return slots <= 2 ? 0.84 : (slots <= 4 ? 0.94 : 0.97);
 }
 
@@ -40,6 +43,19 @@ inline std::uint64_t physical_memory_bytes() noexcept {
   }
 #endif
   return std::numeric_limits<std::uint64_t>::max();
+}
+
+/// Every table has fewer buckets than this: every later product (buckets * slots * 32 bits, plus
+/// chunk rounding) stays far from overflowing 64 bits.
+inline constexpr std::size_t max_buckets = std::size_t{1} << 50;
+
+/// Throws std::length_error unless a table of `buckets` buckets (a count computed in floating
+/// point, before any cast) stays below max_buckets.
+inline void check_bucket_count(double buckets, std::size_t capacity) {
+  if (!(buckets < static_cast<double>(max_buckets))) {
+    throw std::length_error("ccf: capacity " + std::to_string(capacity) +
+                            " is too large for a cuckoo filter");
+  }
 }
 
 /// Expected number of (bucket pair, tag) groups that receive more than 2 * slots items when
@@ -77,11 +93,7 @@ inline std::size_t buckets_for_capacity(std::size_t capacity, unsigned slots, un
        ++step) {
     buckets = std::ceil(buckets * 1.02);
   }
-  // Keep every later product (buckets * slots * 32 bits, plus chunk rounding) far from overflow.
-  if (!(buckets < 0x1p50)) {
-    throw std::length_error("ccf: capacity " + std::to_string(capacity) +
-                            " is too large for a cuckoo filter");
-  }
+  check_bucket_count(buckets, capacity);
   return static_cast<std::size_t>(buckets);
 }
 
