@@ -71,6 +71,7 @@ class growing_model {
   virtual std::size_t num_buckets() const = 0;
   virtual std::size_t size_in_tags() const = 0;
   virtual std::size_t size_in_bytes() const = 0;
+  virtual std::size_t memory_in_bytes() const = 0;
   virtual std::size_t chunks() const = 0;
   virtual unsigned doublings() const noexcept = 0;
   virtual unsigned splits() const = 0;
@@ -83,7 +84,8 @@ class growing_model {
   /// Loading: the words the table of header h takes; then the table; then what it holds.
   virtual std::size_t table_words(const file_header& h) const = 0;
   virtual std::size_t load_table(const file_header& h, word_reader& words) = 0;
-  virtual void set_contents(std::size_t items, unsigned doublings, bool keeps_hashes,
+  /// False when the kept hashes disagree with the table.
+  virtual bool set_contents(std::size_t items, unsigned doublings, bool keeps_hashes,
                             const std::vector<std::uint64_t>& hashes) = 0;
 };
 
@@ -103,6 +105,7 @@ class growing_model_of final : public growing_model {
   std::size_t num_buckets() const override { return core_.num_buckets(); }
   std::size_t size_in_tags() const override { return core_.size_in_tags(); }
   std::size_t size_in_bytes() const override { return core_.size_in_bytes(); }
+  std::size_t memory_in_bytes() const override { return core_.memory_in_bytes(); }
   std::size_t chunks() const override { return core_.chunks(); }
   unsigned doublings() const noexcept override { return core_.doublings(); }
   unsigned splits() const override { return core_.splits(); }
@@ -136,9 +139,9 @@ class growing_model_of final : public growing_model {
     return core_.load_table(static_cast<unsigned>(std::countr_zero(h.chunks)),
                             static_cast<std::size_t>(h.num_buckets / h.chunks), words);
   }
-  void set_contents(std::size_t items, unsigned doublings, bool keeps_hashes,
+  bool set_contents(std::size_t items, unsigned doublings, bool keeps_hashes,
                     const std::vector<std::uint64_t>& hashes) override {
-    core_.set_contents(items, doublings, keeps_hashes, hashes);
+    return core_.set_contents(items, doublings, keeps_hashes, hashes);
   }
 
  private:
@@ -282,7 +285,10 @@ class basic_growing_filter {
   std::size_t capacity() const { return model_->capacity(); }
   std::size_t num_buckets() const { return model_->num_buckets(); }
   std::size_t size_in_tags() const { return model_->size_in_tags(); }
+  /// The table's bytes.
   std::size_t size_in_bytes() const { return model_->size_in_bytes(); }
+  /// Every byte it holds: the table, and while it is small the hashes it keeps to rebuild it.
+  std::size_t memory_in_bytes() const { return model_->memory_in_bytes(); }
   /// Chunks of the table (1 while it is small, then 2^splits).
   std::size_t chunks() const { return model_->chunks(); }
   double load_factor() const {
@@ -339,12 +345,14 @@ class basic_growing_filter {
     for (std::uint64_t& x : hashes)
       x = words();
     const std::uint64_t items = words.finish();
-    if (items > entries || (keeps_hashes != 0 && items != kept)) {
+    if (items > entries || (keeps_hashes != 0 && (items != kept || entries != kept))) {
       throw format_error("ccf: corrupt growing filter file (it says " + std::to_string(items) +
                          " items, its table holds " + std::to_string(entries) + " entries)");
     }
-    model_->set_contents(static_cast<std::size_t>(items), static_cast<unsigned>(doublings),
-                         keeps_hashes != 0, hashes);
+    if (!model_->set_contents(static_cast<std::size_t>(items), static_cast<unsigned>(doublings),
+                              keeps_hashes != 0, hashes)) {
+      throw format_error("ccf: corrupt growing filter file (its kept hashes are not its table's)");
+    }
   }
 
   template <class HashAt>

@@ -59,6 +59,7 @@
 #include <thread>
 #include <type_traits>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "ccf/allocator.hpp"
@@ -71,6 +72,7 @@
 #include "ccf/detail/null_locking.hpp"
 #include "ccf/detail/read_epochs.hpp"
 #include "ccf/detail/sharded_rwlock.hpp"
+#include "ccf/detail/sizing.hpp"
 #include "ccf/detail/striped_locking.hpp"
 #include "ccf/hash.hpp"
 
@@ -133,9 +135,10 @@ class growing_core {
   growing_core(std::size_t initial_capacity, unsigned threads, const Allocator& alloc = Allocator())
       : threads_(threads), alloc_(alloc), hashes_(hash_allocator(alloc)) {
     if (initial_capacity == 0) throw std::invalid_argument("ccf: capacity must be at least 1");
-    const std::size_t buckets = std::max<std::size_t>(
-        64, static_cast<std::size_t>(
-                std::ceil(static_cast<double>(initial_capacity) / (growing_slots * growing_load))));
+    const double wanted =
+        std::ceil(static_cast<double>(initial_capacity) / (growing_slots * growing_load));
+    check_bucket_count(wanted, initial_capacity);  // before the shifts below
+    const std::size_t buckets = std::max<std::size_t>(64, static_cast<std::size_t>(wanted));
     if (buckets > growing_chunk) {
       // Start splitting at once: 2^k chunks of growing_chunk buckets.
       unsigned k = 0;
@@ -215,6 +218,18 @@ class growing_core {
   std::size_t size_in_bytes() const {
     return with_state([](const state& s) { return s.table->size_in_bytes(); });
   }
+  /// size_in_bytes() plus the hashes kept while the table is small: a node per hash (a link and
+  /// the hash, as std::unordered_multiset holds them) and a link per bucket of the set (none
+  /// while it is empty).
+  std::size_t memory_in_bytes() const {
+    std::shared_lock<writer_gate> writing(writers_);  // no growth: the table and set stay
+    std::lock_guard<std::mutex> lk(hashes_mutex_);
+    const std::size_t kept = hashes_.empty()
+                                 ? 0
+                                 : hashes_.size() * (sizeof(void*) + sizeof(std::uint64_t)) +
+                                       hashes_.bucket_count() * sizeof(void*);
+    return current_.load(std::memory_order_acquire)->table->size_in_bytes() + kept;
+  }
   std::size_t chunks() const {
     return with_state([](const state& s) { return std::size_t{1} << s.k; });
   }
@@ -258,15 +273,37 @@ class growing_core {
     publish(std::move(s));
     return entries;
   }
-  /// What the loaded table holds: items, and the hashes kept while it is one small chunk.
-  void set_contents(std::size_t items, unsigned doublings, bool keeps_hashes,
+  /// What the loaded table holds: items, and the hashes kept while it is one small chunk. False
+  /// when the hashes disagree with the table (kept_hashes_in_table): nothing is set then.
+  bool set_contents(std::size_t items, unsigned doublings, bool keeps_hashes,
                     const std::vector<std::uint64_t>& hashes) {
+    if (keeps_hashes && !kept_hashes_in_table(hashes)) return false;
     doublings_.store(doublings, std::memory_order_relaxed);
     keeps_hashes_.store(keeps_hashes);
     hashes_.clear();
     hashes_.insert(hashes.begin(), hashes.end());
     items_.reset();
     items_.add(static_cast<std::ptrdiff_t>(items));
+    return true;
+  }
+  /// Whether the table holds an entry for each of `hashes`: grouped by the bucket pair and entry
+  /// they place, every group is matched by at least as many entries as it has hashes. A file
+  /// could pair a table with the hashes of other items, and the next doubling, which rebuilds the
+  /// table from the hashes alone, would then lose every item the table answered for.
+  bool kept_hashes_in_table(const std::vector<std::uint64_t>& hashes) const {
+    const state& s = *current_.load(std::memory_order_acquire);
+    std::vector<position> places(hashes.size());
+    std::transform(hashes.begin(), hashes.end(), places.begin(),
+                   [&](std::uint64_t h) { return locate(s, h); });
+    const auto key = [](const position& p) { return std::pair(std::min(p.i1, p.i2), p.tag); };
+    std::sort(places.begin(), places.end(),
+              [&](const position& a, const position& b) { return key(a) < key(b); });
+    for (std::size_t i = 0, j = 0; i < places.size(); i = j) {
+      while (j < places.size() && key(places[j]) == key(places[i]))
+        ++j;
+      if (s.table->count(places[i]) < j - i) return false;
+    }
+    return true;
   }
   /// The writers' lock, for a consistent save (shared: stops growth, not lookups).
   template <class F>
@@ -327,18 +364,17 @@ class growing_core {
     return true;
   }
 
-  /// Whether both buckets of p are full of entries matching p's query: copies of one item (or
-  /// entries it matches), which every doubling would send to the same two buckets again.
   /// Whether no doubling can make room for h: its buckets are full of entries that will follow
   /// it wherever it goes. A split moves an entry by its stored bits, so entries that match h's
   /// now match it in every split table; a rebuild places by the kept hashes, so only copies of h
-  /// itself stay together.
+  /// itself stay together — and they get two buckets again even where h's two buckets are one
+  /// bucket now (the rebuilt table draws h's buckets anew), so only 2 x slots copies fill them.
   bool only_copies_of(const state& s, const position& p, std::uint64_t h) {
     const std::size_t room = (p.i1 == p.i2 ? 1u : 2u) * growing_slots;
     if (s.table->count(p) < room) return false;
     if (!keeps_hashes_) return true;
     std::lock_guard<std::mutex> lk(hashes_mutex_);
-    return hashes_.count(h) >= room;
+    return hashes_.count(h) >= 2 * growing_slots;
   }
 
   /// Doubles the table `seen` (unless another thread already did).
