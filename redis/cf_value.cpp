@@ -91,7 +91,7 @@ void cf_value::destroy(cf_value* v) noexcept {
 
 std::size_t cf_value::memory_usage() const noexcept {
   std::size_t bytes = sizeof(cf_value) + pending_.capacity();
-  if (filter_) bytes += filter_->size_in_bytes();
+  if (filter_) bytes += filter_->memory_in_bytes();
   return bytes;
 }
 

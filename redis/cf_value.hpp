@@ -56,6 +56,9 @@ inline module_settings settings;
 inline constexpr std::size_t dump_header_size = 40;
 inline constexpr std::size_t ccf_header_size = 80;
 inline constexpr std::size_t ccf_trailer_size = 16;
+/// The smallest CHUNK_SIZE: a dump's first chunk must hold both headers (CF.LOADCHUNK reads the
+/// dump's size from them).
+inline constexpr std::size_t min_chunk_size = dump_header_size + ccf_header_size;
 
 class cf_value {
  public:

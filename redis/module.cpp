@@ -5,8 +5,9 @@
 //                [DEFAULT_ERROR rate]
 //
 // CHUNK_SIZE: bytes per CF.SCANDUMP chunk and per CF.LOADCHUNK of an AOF rewrite (default 16 MiB,
-// at least 64). DEFAULT_CAPACITY (1024) and DEFAULT_ERROR (0.01): the filter that CF.ADD and
-// CF.INSERT create for a missing key, and CF.RESERVE's rate when it has no ERROR option.
+// at least 120: the first chunk of a dump holds its two headers). DEFAULT_CAPACITY (1024) and
+// DEFAULT_ERROR (0.01): the filter that CF.ADD and CF.INSERT create for a missing key, and
+// CF.RESERVE's rate when it has no ERROR option.
 #include <ccf/version.hpp>
 
 #include "cf_type.hpp"
@@ -30,7 +31,7 @@ bool parse_arguments(api::context* ctx, api::string** argv, int argc) {
     }
     const std::optional<long long> n = to_integer(argv[i + 1]);
     double rate = 0;
-    if (is_keyword(name, "CHUNK_SIZE") && n && *n >= 64) {
+    if (is_keyword(name, "CHUNK_SIZE") && n && *n >= static_cast<long long>(min_chunk_size)) {
       settings.chunk_size = static_cast<std::size_t>(*n);
     } else if (is_keyword(name, "DEFAULT_CAPACITY") && n && *n >= 1 && *n <= max_capacity) {
       settings.default_capacity = static_cast<std::size_t>(*n);

@@ -65,7 +65,11 @@ class Server:
         self.cluster = cluster
         self.proc = None
         self.port = None
-        self.start()
+        try:
+            self.start()
+        except RuntimeError:
+            self.close()
+            raise
 
     def start(self):
         for _ in range(5):  # another process may take the free port before the server binds it
