@@ -222,9 +222,12 @@ class py_filter {
     return found;
   }
 
-  /// A path (str, bytes or os.PathLike) as the bytes the OS takes.
+  /// A path (str, bytes or os.PathLike) as the bytes the OS takes; ValueError for one with a
+  /// null byte, as open() raises (the OS would see the path cut short at it).
   static std::string fs_path(py::handle path) {
-    return py::bytes(py::module_::import("os").attr("fsencode")(path));
+    std::string p = py::bytes(py::module_::import("os").attr("fsencode")(path));
+    if (p.find('\0') != std::string::npos) throw py::value_error("ccf: embedded null byte in path");
+    return p;
   }
   [[noreturn]] static void io_error(py::handle path) {
     PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path.ptr());

@@ -65,10 +65,13 @@ class item_hasher {
     if (PyLong_Check(o)) return u64(int_value(o));
     if (is_numpy_integer(o))
       return u64(int_value(py::reinterpret_steal<py::object>(index(o)).ptr()));
+    // numpy's other scalars expose their bytes as buffers, and numpy.float64 is a float: neither
+    // is hashed as bytes (5.0 would not be the item 5). A numpy bool is an int, as a bool is.
+    if (is_instance(o, numpy().boolean)) return u64(PyObject_IsTrue(o) == 1 ? 1 : 0);
+    if (PyFloat_Check(o) || is_instance(o, numpy().any)) not_an_item(o);
     if (PyObject_CheckBuffer(o)) return buffer(o);
     if (PyIndex_Check(o)) return u64(int_value(py::reinterpret_steal<py::object>(index(o)).ptr()));
-    throw py::type_error(std::string("ccf: an item is an int, str, bytes or a buffer, not ") +
-                         Py_TYPE(o)->tp_name);
+    not_an_item(o);
   }
 
   /// The hashes of the items of an iterable, appended to `out`, at most `limit` of them; returns
@@ -83,6 +86,10 @@ class item_hasher {
   }
 
  private:
+  [[noreturn]] static void not_an_item(PyObject* o) {
+    throw py::type_error(std::string("ccf: an item is an int, str, bytes or a buffer, not ") +
+                         Py_TYPE(o)->tp_name);
+  }
   /// An int in [0, 2**64): ValueError below, OverflowError above.
   static std::uint64_t int_value(PyObject* o) {
     int overflow = 0;
@@ -105,14 +112,26 @@ class item_hasher {
     if (i == nullptr) throw py::error_already_set();
     return i;
   }
-  static bool is_numpy_integer(PyObject* o) {
-    static PyObject* const integer = py::object(py::module_::import("numpy").attr("integer"))
-                                         .release()
-                                         .ptr();  // kept for the process
-    const int r = PyObject_IsInstance(o, integer);
+  /// numpy's scalar types that items are told apart by, looked up once and kept for the process.
+  struct numpy_scalars {
+    PyObject* integer;
+    PyObject* boolean;
+    PyObject* any;
+  };
+  static const numpy_scalars& numpy() {
+    static const numpy_scalars types = [] {
+      const py::module_ np = py::module_::import("numpy");
+      auto kept = [&](const char* name) { return py::object(np.attr(name)).release().ptr(); };
+      return numpy_scalars{kept("integer"), kept("bool_"), kept("generic")};
+    }();
+    return types;
+  }
+  static bool is_instance(PyObject* o, PyObject* type) {
+    const int r = PyObject_IsInstance(o, type);
     if (r < 0) throw py::error_already_set();
     return r == 1;
   }
+  static bool is_numpy_integer(PyObject* o) { return is_instance(o, numpy().integer); }
   std::uint64_t buffer(PyObject* o) const {
     Py_buffer view;
     if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) != 0) {

@@ -151,6 +151,10 @@ void bind_properties(py::class_<py_filter>& c) {
           "size_in_bytes", [](const f& p) { return p.get().size_in_bytes(); },
           "The memory of the filter's table, in bytes.")
       .def_property_readonly(
+          "memory_in_bytes", [](const f& p) { return p.get().memory_in_bytes(); },
+          "Every byte the filter holds: its table and, for a small growing filter, the hashes\n"
+          "it keeps to rebuild the table when it doubles.")
+      .def_property_readonly(
           "fingerprint_bits", [](const f& p) { return p.get().fingerprint_bits(); },
           "Bits per slot (a growing filter: its slot width).")
       .def_property_readonly(

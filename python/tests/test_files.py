@@ -105,6 +105,13 @@ def test_file_errors(tmp_path):
     (tmp_path / "junk.ccf").write_bytes(b"junk" * 100)
     with pytest.raises(ccf.FormatError):
         ccf.load(tmp_path / "junk.ccf")
+    # A null byte cuts a path short for the OS: refused, as open() refuses it.
+    good = tmp_path / "good.ccf"
+    filled("static").save(good)
+    with pytest.raises(ValueError, match="null byte"):
+        filled("static").save(str(good) + "\0.bak")
+    with pytest.raises(ValueError, match="null byte"):
+        ccf.load(str(good) + "\0anything")
 
 
 def write_keys(path: pathlib.Path, keys):

@@ -44,3 +44,15 @@ def test_growing_arguments():
     assert "GrowingCuckooFilter(" in repr(f)
     with pytest.raises(TypeError):
         ccf.GrowingCuckooFilter(100, 0.01, 4)  # max_doublings is keyword-only
+    # A start no table can hold is refused (it was accepted, and the first add crashed).
+    for huge in (2**62, 2**63 - 1):
+        with pytest.raises(ValueError):
+            ccf.GrowingCuckooFilter(huge)
+
+
+def test_memory_counts_the_hashes_a_small_filter_keeps():
+    f = ccf.GrowingCuckooFilter(1000)
+    f.add_many(np.arange(900, dtype=np.uint64))
+    assert f.memory_in_bytes >= f.size_in_bytes + 900 * 16
+    s = ccf.CuckooFilter(1000)
+    assert s.memory_in_bytes == s.size_in_bytes

@@ -65,7 +65,16 @@ def test_bad_items():
             f.add(bad)
     with pytest.raises(TypeError):
         f.add(np.arange(4, dtype=np.uint64)[::2])  # not a contiguous buffer
+    # numpy's non-integer scalars expose their bytes as buffers: not items, as a float is not
+    # (np.float64(5.0) is a float, and was hashed as its 8 IEEE bytes, not as the item 5).
+    for bad in (np.float64(5.0), np.float32(5.0), np.complex128(1j), np.datetime64("2026-01-01"),
+                np.timedelta64(5, "s"), np.void(b"\x05")):
+        with pytest.raises(TypeError):
+            f.add(bad)
     assert len(f) == 0
+    # A numpy bool is an int, as a bool is.
+    assert f.hash(np.bool_(True)) == f.hash(True) == f.hash(1)
+    assert f.hash(np.bool_(False)) == f.hash(0)
 
 
 def test_hash_is_stable_across_processes():
