@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -334,6 +335,68 @@ TEST(kv_recovery, a_bad_record_in_the_middle_is_kept_aside_or_refused) {
   EXPECT_EQ(s->opened().truncated_bytes, record_size(4, 6));
   EXPECT_EQ(s->opened().dropped_records, 0u);
   EXPECT_FALSE(s->contains("last"));
+}
+
+TEST(kv_recovery, a_second_cut_at_the_same_offset_keeps_the_first_copy) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto damage_k3 = [&](int records) {
+    auto s = store::open(db);
+    put_range(*s, 0, records, "k");
+    s->close();
+    std::filesystem::remove(db + "/index");
+    std::string log = read_all(db + "/log");
+    log[log_header_size + 3 * 24 + 18] ^= 0x20;  // k3's key: 24-byte records, as above
+    write_all(db + "/log", log);
+    return log.substr(log_header_size + 3 * 24);
+  };
+  const std::string first = damage_k3(10);
+  auto s = store::open(db);
+  const std::string first_file = s->opened().dropped_file;
+  EXPECT_EQ(first_file, db + "/dropped-" + std::to_string(log_header_size + 3 * 24));
+  s->close();
+  // The log is cut at k3: writing k3.. again and damaging k3 again cuts at the same offset. The
+  // second copy goes beside the first (it was written over it, and the first's records lost).
+  const std::string second = damage_k3(6);
+  s = store::open(db);
+  EXPECT_EQ(s->opened().dropped_file, first_file + ".1");
+  EXPECT_EQ(read_all(first_file), first);
+  EXPECT_EQ(read_all(first_file + ".1"), second);
+}
+
+TEST(kv_recovery, a_tail_crafted_to_make_the_search_quadratic_is_searched_in_bounded_time) {
+  // After the first bad position every 8-byte position is tried as a record; one whose header
+  // claims a long record costs a checksum of that length. A tail of 16 MiB where every position
+  // claims half of it cost about 16 M * 8 MiB / 8 of hashing (hours); the search now stops at
+  // its bound and keeps the tail aside, or refuses with strict recovery.
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db);
+  put_range(*s, 0, 10, "k");
+  s->close();
+  std::filesystem::remove(db + "/index");
+  std::string log = read_all(db + "/log");
+  const std::size_t end = log.size(), tail = std::size_t{16} << 20;
+  log.resize(end + tail);
+  for (std::size_t at = end; at + 8 <= log.size(); at += 8) {
+    const std::uint32_t key = 1, value = static_cast<std::uint32_t>(tail / 2);
+    std::memcpy(&log[at], &key, 4);
+    std::memcpy(&log[at + 4], &value, 4);
+  }
+  write_all(db + "/log", log);
+  options strict;
+  strict.strict_recovery = true;
+  try {
+    store::open(db, strict);
+    ADD_FAILURE() << "a strict open accepted a tail it could not search through";
+  } catch (const corrupt_error& e) {
+    EXPECT_NE(std::string(e.what()).find("may follow"), std::string::npos) << e.what();
+  }
+  s = store::open(db);
+  EXPECT_EQ(s->size(), 10u);
+  EXPECT_EQ(s->opened().truncated_bytes, tail);
+  EXPECT_GE(s->opened().dropped_records, 1u);
+  EXPECT_EQ(read_all(s->opened().dropped_file), log.substr(end));
 }
 
 TEST(kv_recovery, a_damaged_record_found_by_a_get_names_the_log) {

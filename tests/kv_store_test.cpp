@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -530,6 +531,54 @@ TEST(kv_store_for_each, empty_store_visits_nothing) {
   EXPECT_TRUE(s->erase("k"));
   s->for_each([&](std::string_view, std::string_view) { ++calls; });
   EXPECT_EQ(calls, 0);
+}
+
+TEST(kv_store_for_each, a_write_from_the_callback_is_an_error_not_a_hang) {
+  temp_dir dir;
+  auto s = store::open(dir / "db");
+  s->put("a", "1");
+  // These waited for for_each, which waited for them.
+  auto from_callback = [&](const std::function<void()>& call) {
+    s->for_each([&](std::string_view, std::string_view) { call(); });
+  };
+  EXPECT_THROW(from_callback([&] { s->put("b", "2"); }), std::logic_error);
+  EXPECT_THROW(from_callback([&] { s->erase("a"); }), std::logic_error);
+  EXPECT_THROW(from_callback([&] { s->snapshot(); }), std::logic_error);
+  EXPECT_THROW(from_callback([&] { s->compact(); }), std::logic_error);
+  EXPECT_THROW(from_callback([&] { s->close(); }), std::logic_error);
+  // Reads are fine, and the store is as it was.
+  std::optional<std::string> seen;
+  s->for_each([&](std::string_view, std::string_view) { seen = s->get("a"); });
+  EXPECT_EQ(seen, std::optional<std::string>("1"));
+  s->put("b", "2");
+  EXPECT_EQ(s->size(), 2u);
+  s->close();
+}
+
+TEST(kv_store, records_past_the_reach_of_the_logs_view_are_read_with_read_at) {
+  // A file's view reserves address space once (1 TiB, or down to 4 GiB where the system refuses
+  // more); records past the reservation were read through it anyway, outside the mapping.
+  // Here the reservation is 64 KiB and the log grows to about 300 KiB.
+  temp_dir dir;
+  options o;
+  o.fs = ccf::kv::posix_file_system(std::uint64_t{64} << 10);
+  const std::string value(200, 'v');
+  auto s = store::open(dir / "db", o);
+  for (int i = 0; i < 1500; ++i)
+    s->put(ccf_test::numbered("k", i), value + std::to_string(i));
+  auto check = [&] {
+    for (int i = 0; i < 1500; ++i)
+      ASSERT_EQ(s->get(ccf_test::numbered("k", i)), value + std::to_string(i)) << i;
+  };
+  check();
+  s->close();
+  std::filesystem::remove(dir / "db/index");  // the reopen replays the whole log
+  s = store::open(dir / "db", o);
+  EXPECT_EQ(s->opened().replayed_records, 1500u);
+  check();
+  s->compact();
+  check();
+  EXPECT_EQ(ccf_test::visit_all(*s).size(), 1500u);
 }
 
 TEST(kv_store_for_each, sees_earlier_writes_in_log_order) {

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -239,6 +240,9 @@ int run_db_command(CLI::App& db, const db_args& a) {
   if (cmd == "import") return cmd_import(a.dir, a.file, a.name, a.chunk_size);
   if (cmd == "export") return cmd_export(a.dir, a.file, a.name);
   if (cmd == "stats") return cmd_stats(a.dir);
+  if (cmd == "put" && db.get_subcommand("put")->count("value") == 0 && a.value_file.empty()) {
+    throw std::invalid_argument("db put needs a VALUE or --value-file (\"\" for an empty value)");
+  }
   auto s = open_store(a.dir, cmd == "put");
   int rc = 0;
   if (cmd == "put") {

@@ -159,6 +159,11 @@ run "$ccf" db import "$work/db2" "$work/no-such-file" 2> "$work/err"
 [ $rc = 2 ] && grep -q "cannot open" "$work/err" || fail "import of a missing file: exit $rc"
 run "$ccf" db put "$db" "" v 2> "$work/err"
 [ $rc = 1 ] || fail "put of an empty key: exit $rc (want 1)"
+# A put with no value at all is a usage error (it stored an empty value), and changes nothing.
+run "$ccf" db put "$db" novalue 2> "$work/err"
+[ $rc = 1 ] && grep -q "needs a VALUE" "$work/err" || fail "put with no value: exit $rc: $(cat "$work/err")"
+run "$ccf" db get "$db" novalue > /dev/null 2>&1
+[ $rc = 1 ] || fail "put with no value stored the key (get: exit $rc)"
 # Reading from an existing directory that holds no store must not turn it into one (checked
 # last: it fails while ccf::kv::store creates a store there despite create_if_missing = false).
 mkdir "$work/plain-dir"

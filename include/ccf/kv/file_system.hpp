@@ -9,18 +9,21 @@
 //   - sync is fdatasync; sync_dir opens the directory and fsyncs it (after a rename or a create,
 //     so the directory entry itself is durable);
 //   - view() maps the file read-only and shared, with a reservation of address space far larger
-//     than the file (1 TiB, or less if the system refuses), so the mapping keeps covering the file
-//     as it grows by appends: readers read records in place, with no system call. A caller only
-//     reads bytes it knows were written (below a size it saw), never past the end of the file;
+//     than the file (1 TiB, or less if the system refuses: down to 4 GiB), so the mapping keeps
+//     covering the file as it grows by appends: readers read records in place, with no system
+//     call. A caller only reads bytes it knows were written (below a size it saw), never past the
+//     end of the file, and only below view_size(), the reservation: past it, with read_at;
 //   - lock takes an exclusive flock on a file and writes the owner's pid into it; a second taker
 //     (another process, or the same one) gets kv::store_locked_error naming that pid.
 // Every failure throws kv::io_error with the path, the operation and the errno text.
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -66,10 +69,13 @@ class file {
   /// Makes everything written so far durable.
   virtual void sync() = 0;
   virtual void truncate(std::uint64_t size) = 0;
-  /// The file's bytes in memory, valid at [0, s) for any size s the file had when the caller
-  /// looked, and for as long as the file object lives; nullptr when the file cannot be viewed
-  /// (then read_at must be used).
+  /// The file's bytes in memory, valid at [0, min(s, view_size())) for any size s the file had
+  /// when the caller looked, and for as long as the file object lives; nullptr when the file
+  /// cannot be viewed (then read_at must be used).
   virtual const std::byte* view() = 0;
+  /// How far from the start of the file view() can reach (bytes past it are read with read_at);
+  /// by default every size.
+  virtual std::uint64_t view_size() const { return std::numeric_limits<std::uint64_t>::max(); }
 };
 
 /// Held while a store is open; releases the lock when destroyed.
@@ -103,9 +109,13 @@ namespace detail {
   throw io_error("ccf::kv: cannot " + what + " '" + path + "': " + std::strerror(err));
 }
 
+/// The address space a file's view reserves at most (1 TiB).
+inline constexpr std::uint64_t default_view_reserve = std::uint64_t{1} << 40;
+
 class posix_file final : public file {
  public:
-  posix_file(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  posix_file(int fd, std::string path, std::uint64_t view_reserve)
+      : fd_(fd), path_(std::move(path)), max_reserve_(view_reserve) {}
   posix_file(const posix_file&) = delete;
   posix_file& operator=(const posix_file&) = delete;
   ~posix_file() override {
@@ -145,24 +155,29 @@ class posix_file final : public file {
   void truncate(std::uint64_t size) override {
     if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) throw_io("truncate", path_, errno);
   }
+  /// Reserves the largest of max_reserve_, a quarter of it, ... down to 4 GiB (or max_reserve_
+  /// when smaller) that the system grants.
   const std::byte* view() override {
-    if (map_ == nullptr) {
-      for (std::size_t reserve = std::size_t{1} << 40; reserve >= (std::size_t{1} << 32);
-           reserve >>= 2) {
-        void* p = ::mmap(nullptr, reserve, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd_, 0);
+    if (map_ == nullptr && max_reserve_ != 0) {
+      const std::uint64_t least = std::min(max_reserve_, std::uint64_t{1} << 32);
+      for (std::uint64_t reserve = max_reserve_; reserve >= least; reserve >>= 2) {
+        void* p = ::mmap(nullptr, static_cast<std::size_t>(reserve), PROT_READ,
+                         MAP_SHARED | MAP_NORESERVE, fd_, 0);
         if (p != MAP_FAILED) {
           map_ = p;
-          reserved_ = reserve;
+          reserved_ = static_cast<std::size_t>(reserve);
           break;
         }
       }
     }
     return static_cast<const std::byte*>(map_);
   }
+  std::uint64_t view_size() const override { return reserved_; }
 
  private:
   int fd_;
   std::string path_;
+  std::uint64_t max_reserve_;
   void* map_ = nullptr;
   std::size_t reserved_ = 0;
 };
@@ -180,11 +195,12 @@ class posix_lock final : public lock_handle {
 
 class posix_file_system final : public file_system {
  public:
+  explicit posix_file_system(std::uint64_t view_reserve) : view_reserve_(view_reserve) {}
   std::unique_ptr<file> open(const std::string& path, open_mode mode) override {
     const int flags = O_RDWR | O_CLOEXEC | (mode == open_mode::create ? O_CREAT : 0);
     const int fd = ::open(path.c_str(), flags, 0644);
     if (fd < 0) throw_io("open", path, errno);
-    return std::make_unique<posix_file>(fd, path);
+    return std::make_unique<posix_file>(fd, path, view_reserve_);
   }
   bool exists(const std::string& path) override {
     struct stat st {};
@@ -244,13 +260,18 @@ class posix_file_system final : public file_system {
     }
     return std::make_unique<posix_lock>(fd);
   }
+
+ private:
+  std::uint64_t view_reserve_;
 };
 
 }  // namespace detail
 
-/// The file system of the machine (POSIX calls).
-inline std::shared_ptr<file_system> posix_file_system() {
-  return std::make_shared<detail::posix_file_system>();
+/// The file system of the machine (POSIX calls). A file's view reserves at most `view_reserve`
+/// bytes of address space (0: no view, every read a pread).
+inline std::shared_ptr<file_system> posix_file_system(
+    std::uint64_t view_reserve = detail::default_view_reserve) {
+  return std::make_shared<detail::posix_file_system>(view_reserve);
 }
 
 }  // namespace ccf::kv

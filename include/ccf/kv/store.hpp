@@ -34,7 +34,7 @@
 // does not hold a valid record and truncates the log there (a torn or unsynced tail). If valid
 // records lie beyond that point (corruption, or unsynced blocks written out of order before a
 // crash), they are reported in open_report and their bytes kept in a file "dropped-<offset>" in
-// the directory before the log is cut — or, with options::strict_recovery, open() throws
+// the directory (a later name, "dropped-<offset>.<n>", when that one exists) before the log is cut — or, with options::strict_recovery, open() throws
 // corrupt_error instead. Records before the snapshot's position are checked whenever they are
 // read (get, iteration, compaction), so a corrupt record is an error, never a wrong value.
 //
@@ -167,7 +167,8 @@ class store {
   void compact();
 
   /// Calls f(key, value) for every live key, in log order (the order of the records that set
-  /// them), as of the call (writes made meanwhile may or may not be seen).
+  /// them), as of the call (writes made meanwhile may or may not be seen). Writers wait
+  /// meanwhile: f must not write to this store, compact, snapshot or close it (std::logic_error).
   void for_each(const std::function<void(std::string_view, std::string_view)>& f) const;
 
   store_stats stats() const;
@@ -190,21 +191,35 @@ class store {
    public:
     explicit committer_guard(const store& s) : s_(s) {
       std::unique_lock<std::mutex> lk(s_.queue_mutex_);
+      s_.check_not_guarding();
       s_.queue_cv_.wait(lk, [&] { return !s_.committing_; });
       s_.check_open();
       s_.committing_ = true;
+      s_.guarding_ = std::this_thread::get_id();
     }
     committer_guard(const committer_guard&) = delete;
     committer_guard& operator=(const committer_guard&) = delete;
     ~committer_guard() {
       std::lock_guard<std::mutex> lk(s_.queue_mutex_);
       s_.committing_ = false;
+      s_.guarding_ = std::thread::id();
       s_.queue_cv_.notify_all();
     }
 
    private:
     const store& s_;
   };
+
+  /// Throws std::logic_error when the calling thread holds a committer_guard of this store (a
+  /// write or maintenance call from for_each's callback, which would wait for itself); called
+  /// with queue_mutex_ held.
+  void check_not_guarding() const {
+    if (guarding_ == std::this_thread::get_id()) {
+      throw std::logic_error("ccf::kv: the store '" + dir_ +
+                             "' cannot be written, compacted, snapshotted or closed from inside "
+                             "its for_each callback (that call would wait for for_each)");
+    }
+  }
 
   static void check_sizes(std::string_view key, std::size_t value) {
     if (key.empty() || key.size() > max_key_size) {
@@ -250,6 +265,7 @@ class store {
   void write_snapshot_locked();
   void background_syncer(const std::stop_token& stop);
   void recover(const options& o);
+  std::string keep_tail(detail::log_file& log, std::uint64_t from, std::uint64_t size);
   void switch_to(detail::generation next, const detail::compaction_target& t);
 
   std::string file(const char* name) const { return dir_ + "/" + name; }
@@ -274,6 +290,7 @@ class store {
   mutable std::condition_variable queue_cv_;
   std::deque<detail::pending_write*> queue_;
   mutable bool committing_ = false;
+  mutable std::thread::id guarding_;  // the thread holding a committer_guard, if any
   std::atomic<bool> closed_{false};
   std::string failure_;  // set when a write or sync failed: the store refuses further writes
 

@@ -3,9 +3,9 @@
 // and finding where its valid records end (recovery).
 //
 // Records are read in place from the file's view (a read-only mapping, file_system.hpp) when the
-// file system offers one, otherwise with read_at into a caller's scratch buffer. Every read checks
-// the record's checksum (record.hpp), so a get never returns bytes that were not written as that
-// record.
+// file system offers one and the bytes read lie inside it, otherwise with read_at into a caller's
+// scratch buffer. Every read checks the record's checksum (record.hpp), so a get never returns
+// bytes that were not written as that record.
 //
 // Recovery (scan). Records are parsed from a start position while they are valid; the first
 // position that does not hold a valid record ends the log. What lies beyond it is the tail of an
@@ -13,11 +13,17 @@
 // or corruption. To tell them apart the scan looks for valid records further on (every 8-byte
 // aligned position; a record is only valid at the offset it was written at): their count is
 // reported, so that the store can keep a copy of a tail that held records, or refuse to open.
+// Checking a position costs the size its header claims, so a crafted tail whose every position
+// claims a long record would make this quadratic: the bytes checked are bounded by 64 times the
+// tail plus 64 MiB, and a scan that reaches the bound reports the tail as holding records (the
+// store then keeps a copy of it, or refuses to open).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <random>
@@ -70,13 +76,11 @@ class log_file {
   std::optional<record_view> read(std::uint64_t offset, std::uint64_t end,
                                   std::string& scratch) const {
     if (offset >= end) return std::nullopt;
-    if (view_ != nullptr) return parse_record(view_ + offset, end - offset, offset, id_low_);
-    std::array<std::byte, record_header_size> h{};
-    if (end - offset < h.size() || file_->read_at(offset, h) != h.size()) return std::nullopt;
-    const std::uint64_t size = record_size(get_u32(h.data()), get_u32(&h[4]) & ~delete_flag);
-    if (size > end - offset || size > record_size(max_key_size, max_value_size)) {
-      return std::nullopt;
+    if (view_ != nullptr && end <= view_size_) {
+      return parse_record(view_ + offset, end - offset, offset, id_low_);
     }
+    const std::uint64_t size = claimed_size(offset, end);
+    if (size == 0) return std::nullopt;
     scratch.resize(static_cast<std::size_t>(size));
     const std::span<std::byte> into(reinterpret_cast<std::byte*>(scratch.data()), scratch.size());
     if (file_->read_at(offset, into) != into.size()) return std::nullopt;
@@ -97,6 +101,7 @@ class log_file {
     std::uint64_t end = 0;      // end of the valid records
     std::uint64_t records = 0;  // valid records in [from, end)
     std::uint64_t beyond = 0;   // valid records found after `end`
+    bool stopped = false;       // the search after `end` reached its bound (beyond >= 1 then)
   };
   /// Calls apply(offset, record) for the valid records from `from` on, up to the first position
   /// that holds none (see the top of this file).
@@ -111,7 +116,16 @@ class log_file {
       ++r.records;
     }
     r.end = at;
+    const std::uint64_t budget = 64 * (size - at) + (std::uint64_t{64} << 20);
+    std::uint64_t checked = 0;
     for (std::uint64_t p = pad8(at + 1); p + record_header_size <= size; p += 8) {
+      const std::uint64_t claimed = claimed_size(p, size);
+      if (claimed == 0) continue;
+      if ((checked += claimed) > budget) {
+        r.beyond = std::max<std::uint64_t>(r.beyond, 1);  // unknown: counted as holding records
+        r.stopped = true;
+        break;
+      }
       if (const std::optional<record_view> rec = read(p, size, scratch)) {
         ++r.beyond;
         p += rec->size - 8;
@@ -124,6 +138,22 @@ class log_file {
   log_file(std::string path, std::unique_ptr<file> f, const log_header& h)
       : path_(std::move(path)), file_(std::move(f)), header_(h), id_low_(h.id_low()) {
     view_ = file_->view();
+    view_size_ = view_ != nullptr ? file_->view_size() : 0;
+  }
+
+  /// The size of the record whose header is at `offset`, as the header claims it, when it is a
+  /// size a record can have and fits below `end`; else 0.
+  std::uint64_t claimed_size(std::uint64_t offset, std::uint64_t end) const {
+    std::array<std::byte, record_header_size> h{};
+    if (end - offset < h.size()) return 0;
+    if (view_ != nullptr && offset + h.size() <= view_size_) {
+      std::memcpy(h.data(), view_ + offset, h.size());
+    } else if (file_->read_at(offset, h) != h.size()) {
+      return 0;
+    }
+    const std::uint64_t size = record_size(get_u32(h.data()), get_u32(&h[4]) & ~delete_flag);
+    if (size > end - offset || size > record_size(max_key_size, max_value_size)) return 0;
+    return size;
   }
 
   std::string path_;
@@ -131,6 +161,7 @@ class log_file {
   log_header header_;
   std::uint64_t id_low_;
   const std::byte* view_ = nullptr;
+  std::uint64_t view_size_ = 0;
 };
 
 }  // namespace ccf::kv::detail

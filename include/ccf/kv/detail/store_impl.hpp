@@ -116,21 +116,15 @@ inline void store::recover(const options& o) {
       const std::string where = "offset " + std::to_string(scan.end) + " of '" + log->path() + "'";
       if (o.strict_recovery) {
         throw corrupt_error("ccf::kv: the log is corrupt at " + where + ": " +
-                            std::to_string(scan.beyond) + " valid records follow");
+                            (scan.stopped ? "valid records may follow (the search for them "
+                                            "reached its bound after finding " +
+                                                std::to_string(scan.beyond) + ")"
+                                          : std::to_string(scan.beyond) + " valid records follow"));
       }
       // Keep the cut-off bytes: they hold records (of writes that were never synced, or past a
       // corruption).
-      const std::string name = "dropped-" + std::to_string(scan.end);
-      std::vector<std::byte> tail(static_cast<std::size_t>(size - scan.end));
-      log->raw().read_at(scan.end, tail);
-      std::unique_ptr<kv::file> keep =
-          fs_->open(file(name.c_str()), file_system::open_mode::create);
-      keep->truncate(0);
-      keep->write_at(0, tail);
-      keep->sync();
-      fs_->sync_directory(dir_);  // the copy is durable before the log loses those bytes
+      report_.dropped_file = keep_tail(*log, scan.end, size);
       report_.dropped_records = scan.beyond;
-      report_.dropped_file = file(name.c_str());
     }
     log->raw().truncate(scan.end);
     log->raw().sync();
@@ -143,6 +137,28 @@ inline void store::recover(const options& o) {
   fs_->sync_directory(dir_);
   appended_.store(scan.end);
   synced_.store(scan.end);
+}
+
+/// Copies the log's bytes [from, size) into a new file "dropped-<from>" (or "dropped-<from>.<n>"
+/// for the first n whose name is free, when an earlier recovery left that one), a piece of 1 MiB
+/// at a time, durable before the log loses them; returns its path.
+inline std::string store::keep_tail(detail::log_file& log, std::uint64_t from, std::uint64_t size) {
+  const std::string base = "dropped-" + std::to_string(from);
+  std::string name = base;
+  for (unsigned n = 1; fs_->exists(file(name.c_str())); ++n)
+    name = base + "." + std::to_string(n);
+  std::unique_ptr<kv::file> keep = fs_->open(file(name.c_str()), file_system::open_mode::create);
+  std::vector<std::byte> piece(std::size_t{1} << 20);
+  for (std::uint64_t at = from; at < size;) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), size - at));
+    const std::size_t got = log.raw().read_at(at, std::span<std::byte>(piece.data(), want));
+    keep->write_at(at - from, std::span<const std::byte>(piece.data(), got));
+    if (got < want) break;  // the file ended early: nothing more to keep
+    at += got;
+  }
+  keep->sync();
+  fs_->sync_directory(dir_);  // the copy is durable before the log loses those bytes
+  return file(name.c_str());
 }
 
 /// Applies the record at `offset` to the index (replay, and the committer).
@@ -185,6 +201,7 @@ inline void store::grow() {
 inline void store::submit(detail::pending_write& w) {
   std::unique_lock<std::mutex> lk(queue_mutex_);
   check_open();
+  check_not_guarding();
   if (!failure_.empty()) throw io_error(failure_);
   queue_.push_back(&w);
   queue_cv_.wait(lk, [&] { return w.done || (!committing_ && queue_.front() == &w); });

@@ -202,6 +202,7 @@ inline void store::close() {
   {
     std::lock_guard<std::mutex> lk(queue_mutex_);
     if (closed_) return;
+    check_not_guarding();  // before the syncer is stopped: a refused close changes nothing
   }
   if (syncer_.joinable()) {
     syncer_.request_stop();
