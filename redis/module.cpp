@@ -31,7 +31,13 @@ bool parse_arguments(api::context* ctx, api::string** argv, int argc) {
     }
     const std::optional<long long> n = to_integer(argv[i + 1]);
     double rate = 0;
-    if (is_keyword(name, "CHUNK_SIZE") && n && *n >= static_cast<long long>(min_chunk_size)) {
+    if (is_keyword(name, "CHUNK_SIZE")) {
+      if (!n || *n < static_cast<long long>(min_chunk_size)) {
+        api::log_message(ctx, "warning",
+                         "ccf: CHUNK_SIZE must be at least %zu bytes (a dump's two headers)",
+                         min_chunk_size);
+        return false;
+      }
       settings.chunk_size = static_cast<std::size_t>(*n);
     } else if (is_keyword(name, "DEFAULT_CAPACITY") && n && *n >= 1 && *n <= max_capacity) {
       settings.default_capacity = static_cast<std::size_t>(*n);

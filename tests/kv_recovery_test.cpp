@@ -340,24 +340,25 @@ TEST(kv_recovery, a_bad_record_in_the_middle_is_kept_aside_or_refused) {
 TEST(kv_recovery, a_second_cut_at_the_same_offset_keeps_the_first_copy) {
   temp_dir dir;
   const std::string db = dir / "db";
-  auto damage_k3 = [&](int records) {
+  auto damage_fourth = [&](int records) {
     auto s = store::open(db);
     put_range(*s, 0, records, "k");
     s->close();
     std::filesystem::remove(db + "/index");
     std::string log = read_all(db + "/log");
-    log[log_header_size + 3 * 24 + 18] ^= 0x20;  // k3's key: 24-byte records, as above
+    log[log_header_size + 3 * 24 + 18] ^= 0x20;  // the fourth record: 24 bytes each, as above
     write_all(db + "/log", log);
     return log.substr(log_header_size + 3 * 24);
   };
-  const std::string first = damage_k3(10);
+  const std::string first = damage_fourth(10);
   auto s = store::open(db);
   const std::string first_file = s->opened().dropped_file;
   EXPECT_EQ(first_file, db + "/dropped-" + std::to_string(log_header_size + 3 * 24));
   s->close();
-  // The log is cut at k3: writing k3.. again and damaging k3 again cuts at the same offset. The
-  // second copy goes beside the first (it was written over it, and the first's records lost).
-  const std::string second = damage_k3(6);
+  // The log is cut at its fourth record: writing more and damaging the fourth record again cuts
+  // it at the same offset. The second copy goes beside the first (it was written over it, and
+  // the first's records lost).
+  const std::string second = damage_fourth(6);
   s = store::open(db);
   EXPECT_EQ(s->opened().dropped_file, first_file + ".1");
   EXPECT_EQ(read_all(first_file), first);
@@ -367,8 +368,8 @@ TEST(kv_recovery, a_second_cut_at_the_same_offset_keeps_the_first_copy) {
 TEST(kv_recovery, a_tail_crafted_to_make_the_search_quadratic_is_searched_in_bounded_time) {
   // After the first bad position every 8-byte position is tried as a record; one whose header
   // claims a long record costs a checksum of that length. A tail of 16 MiB where every position
-  // claims half of it cost about 16 M * 8 MiB / 8 of hashing (hours); the search now stops at
-  // its bound and keeps the tail aside, or refuses with strict recovery.
+  // claims half of it cost about 2 M * 8 MiB of hashing (hours); the search stops at its bound
+  // (64 MiB here) and the tail is kept aside, or refused with strict recovery.
   temp_dir dir;
   const std::string db = dir / "db";
   auto s = store::open(db);
@@ -384,7 +385,9 @@ TEST(kv_recovery, a_tail_crafted_to_make_the_search_quadratic_is_searched_in_bou
     std::memcpy(&log[at + 4], &value, 4);
   }
   write_all(db + "/log", log);
-  options strict;
+  options o;
+  o.tail_search_bytes = std::uint64_t{64} << 20;
+  options strict = o;
   strict.strict_recovery = true;
   try {
     store::open(db, strict);
@@ -392,11 +395,37 @@ TEST(kv_recovery, a_tail_crafted_to_make_the_search_quadratic_is_searched_in_bou
   } catch (const corrupt_error& e) {
     EXPECT_NE(std::string(e.what()).find("may follow"), std::string::npos) << e.what();
   }
-  s = store::open(db);
+  s = store::open(db, o);
   EXPECT_EQ(s->size(), 10u);
   EXPECT_EQ(s->opened().truncated_bytes, tail);
-  EXPECT_GE(s->opened().dropped_records, 1u);
+  EXPECT_EQ(s->opened().dropped_records, 0u);  // none found before the search stopped
   EXPECT_EQ(read_all(s->opened().dropped_file), log.substr(end));
+}
+
+TEST(kv_recovery, a_torn_binary_value_is_a_torn_tail_under_the_default_bound) {
+  // Small little-endian integers make every 8-byte position of a torn value claim a record of up
+  // to 64 KiB: the default bound searches through it, and strict recovery opens.
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db);
+  put_range(*s, 0, 10, "k");
+  std::string value(256 << 10, '\0');
+  for (std::size_t i = 0; i < value.size() / 8; ++i) {
+    const std::uint64_t n = 600 + i * 60000 / (value.size() / 8);
+    std::memcpy(&value[8 * i], &n, 8);
+  }
+  s->put("binary", value);
+  s->close();
+  std::filesystem::remove(db + "/index");
+  const std::string log = read_all(db + "/log");
+  write_all(db + "/log", log.substr(0, log.size() - value.size() / 2));  // torn halfway
+  options strict;
+  strict.strict_recovery = true;
+  s = store::open(db, strict);
+  EXPECT_EQ(s->size(), 10u);
+  EXPECT_EQ(s->opened().dropped_records, 0u);
+  EXPECT_EQ(s->opened().dropped_file, "");
+  EXPECT_FALSE(s->contains("binary"));
 }
 
 TEST(kv_recovery, a_damaged_record_found_by_a_get_names_the_log) {

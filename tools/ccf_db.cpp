@@ -240,7 +240,8 @@ int run_db_command(CLI::App& db, const db_args& a) {
   if (cmd == "import") return cmd_import(a.dir, a.file, a.name, a.chunk_size);
   if (cmd == "export") return cmd_export(a.dir, a.file, a.name);
   if (cmd == "stats") return cmd_stats(a.dir);
-  if (cmd == "put" && db.get_subcommand("put")->count("value") == 0 && a.value_file.empty()) {
+  const CLI::App* put = db.get_subcommand("put");
+  if (cmd == "put" && put->count("value") == 0 && put->count("--value-file") == 0) {
     throw std::invalid_argument("db put needs a VALUE or --value-file (\"\" for an empty value)");
   }
   auto s = open_store(a.dir, cmd == "put");

@@ -83,7 +83,7 @@ def test_a_chunk_size_too_small_for_a_dumps_headers_is_refused_at_load():
     # With 64 to 119 bytes the module loaded, and an AOF rewrite wrote dumps whose first chunks
     # CF.LOADCHUNK refused: the filters were gone after the next restart.
     for size in ("119", "64"):
-        with pytest.raises(RuntimeError, match="did not start"):
+        with pytest.raises(RuntimeError, match="CHUNK_SIZE must be at least 120 bytes"):
             Server(module_args=["CHUNK_SIZE", size])
 
 

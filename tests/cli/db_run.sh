@@ -161,7 +161,8 @@ run "$ccf" db put "$db" "" v 2> "$work/err"
 [ $rc = 1 ] || fail "put of an empty key: exit $rc (want 1)"
 # A put with no value at all is a usage error (it stored an empty value), and changes nothing.
 run "$ccf" db put "$db" novalue 2> "$work/err"
-[ $rc = 1 ] && grep -q "needs a VALUE" "$work/err" || fail "put with no value: exit $rc: $(cat "$work/err")"
+[ $rc = 1 ] && grep -q "needs a VALUE" "$work/err" ||
+  fail "put with no value: exit $rc: $(cat "$work/err")"
 run "$ccf" db get "$db" novalue > /dev/null 2>&1
 [ $rc = 1 ] || fail "put with no value stored the key (get: exit $rc)"
 # Reading from an existing directory that holds no store must not turn it into one (checked

@@ -74,13 +74,16 @@ void fuzz_records(const std::uint8_t* data, std::size_t size) {
     fs->set_viewable(viewable);
     auto log = d::log_file::open(*fs, "/l");
     std::uint64_t next = d::log_header_size, count = 0;
-    const auto res = log->scan(d::log_header_size, [&](std::uint64_t at, const d::record_view& r) {
-      require(at == next, "scan: records do not chain");
-      require(at + r.size <= file.size(), "scan: a record past the file");
-      next = at + r.size;
-      ++count;
-      sink ^= touch(r);
-    });
+    const auto res = log->scan(
+        d::log_header_size,
+        [&](std::uint64_t at, const d::record_view& r) {
+          require(at == next, "scan: records do not chain");
+          require(at + r.size <= file.size(), "scan: a record past the file");
+          next = at + r.size;
+          ++count;
+          sink ^= touch(r);
+        },
+        [](std::uint64_t tail) { return 64 * tail + 4096; });
     require(res.end == next && res.records == count, "scan: wrong end or count");
   }
   if (sink == 42) std::fprintf(stderr, " ");  // keep the reads

@@ -35,6 +35,11 @@ struct options {
   /// On a bad record in the middle of the log (valid records after it), refuse to open instead of
   /// recovering up to it (see store.hpp, "Recovery").
   bool strict_recovery = false;
+  /// The most bytes that the search for valid records after a bad one may checksum (0: 4096
+  /// times the bytes after the bad one, plus 1 GiB). Each 8-byte position is tried at the cost of
+  /// the record size its would-be header claims; a search that reaches the bound counts the tail
+  /// as holding records (kept in a dropped file, or refused with strict_recovery).
+  std::uint64_t tail_search_bytes = 0;
   /// Write an index snapshot after the log grew by this many bytes (0: only at close and
   /// compaction).
   std::uint64_t snapshot_every_bytes = std::uint64_t{256} << 20;
@@ -50,7 +55,9 @@ struct open_report {
   std::uint64_t truncated_bytes = 0;  // a torn or bad tail cut off the log
   /// Valid records after the first bad one (dropped with the tail; kept in dropped_file).
   std::uint64_t dropped_records = 0;
-  std::string dropped_file;  // where the cut-off bytes were saved, when they held valid records
+  /// Where the cut-off bytes were saved, when they held valid records (or may have: the search for
+  /// them stopped at options::tail_search_bytes).
+  std::string dropped_file;
 };
 
 struct store_stats {

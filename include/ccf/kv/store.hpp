@@ -34,8 +34,10 @@
 // does not hold a valid record and truncates the log there (a torn or unsynced tail). If valid
 // records lie beyond that point (corruption, or unsynced blocks written out of order before a
 // crash), they are reported in open_report and their bytes kept in a file "dropped-<offset>" in
-// the directory (a later name, "dropped-<offset>.<n>", when that one exists) before the log is cut — or, with options::strict_recovery, open() throws
-// corrupt_error instead. Records before the snapshot's position are checked whenever they are
+// the directory (a later name, "dropped-<offset>.<n>", when that one exists) before the log is
+// cut — or, with options::strict_recovery, open() throws corrupt_error instead. The search for
+// them is bounded (options::tail_search_bytes); one that reaches the bound counts the tail as
+// holding records. Records before the snapshot's position are checked whenever they are
 // read (get, iteration, compaction), so a corrupt record is an error, never a wrong value.
 //
 // Compaction writes the live records to log.compact (while gets and puts go on), then, with

@@ -14,12 +14,11 @@
 // aligned position; a record is only valid at the offset it was written at): their count is
 // reported, so that the store can keep a copy of a tail that held records, or refuse to open.
 // Checking a position costs the size its header claims, so a crafted tail whose every position
-// claims a long record would make this quadratic: the bytes checked are bounded by 64 times the
-// tail plus 64 MiB, and a scan that reaches the bound reports the tail as holding records (the
-// store then keeps a copy of it, or refuses to open).
+// claims a long record would make this quadratic: the bytes checked are bounded (the caller's
+// limit), and a scan that reaches the bound says so (the store then counts the tail as holding
+// records: it keeps a copy of it, or refuses to open).
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -101,12 +100,13 @@ class log_file {
     std::uint64_t end = 0;      // end of the valid records
     std::uint64_t records = 0;  // valid records in [from, end)
     std::uint64_t beyond = 0;   // valid records found after `end`
-    bool stopped = false;       // the search after `end` reached its bound (beyond >= 1 then)
+    bool stopped = false;       // the search after `end` checked `search_limit` bytes and stopped
   };
   /// Calls apply(offset, record) for the valid records from `from` on, up to the first position
-  /// that holds none (see the top of this file).
-  template <class Apply>
-  scan_result scan(std::uint64_t from, Apply&& apply) const {
+  /// that holds none (see the top of this file); the search after it checksums at most
+  /// search_limit(bytes after it) bytes.
+  template <class Apply, class Limit>
+  scan_result scan(std::uint64_t from, Apply&& apply, Limit&& search_limit) const {
     const std::uint64_t size = file_->size();
     scan_result r;
     std::string scratch;
@@ -116,13 +116,12 @@ class log_file {
       ++r.records;
     }
     r.end = at;
-    const std::uint64_t budget = 64 * (size - at) + (std::uint64_t{64} << 20);
+    const std::uint64_t budget = search_limit(size - at);
     std::uint64_t checked = 0;
     for (std::uint64_t p = pad8(at + 1); p + record_header_size <= size; p += 8) {
       const std::uint64_t claimed = claimed_size(p, size);
       if (claimed == 0) continue;
       if ((checked += claimed) > budget) {
-        r.beyond = std::max<std::uint64_t>(r.beyond, 1);  // unknown: counted as holding records
         r.stopped = true;
         break;
       }
@@ -141,8 +140,9 @@ class log_file {
     view_size_ = view_ != nullptr ? file_->view_size() : 0;
   }
 
-  /// The size of the record whose header is at `offset`, as the header claims it, when it is a
-  /// size a record can have and fits below `end`; else 0.
+  /// The size of the record whose header is at `offset`, as the header claims it, when the
+  /// header is one a record can have (parse_record's checks before the checksum) and the record
+  /// fits below `end`; else 0.
   std::uint64_t claimed_size(std::uint64_t offset, std::uint64_t end) const {
     std::array<std::byte, record_header_size> h{};
     if (end - offset < h.size()) return 0;
@@ -151,9 +151,13 @@ class log_file {
     } else if (file_->read_at(offset, h) != h.size()) {
       return 0;
     }
-    const std::uint64_t size = record_size(get_u32(h.data()), get_u32(&h[4]) & ~delete_flag);
-    if (size > end - offset || size > record_size(max_key_size, max_value_size)) return 0;
-    return size;
+    const std::uint32_t k = get_u32(h.data()), word = get_u32(&h[4]);
+    const std::uint32_t v = word & ~delete_flag;
+    if (k == 0 || k > max_key_size || v > max_value_size || ((word & delete_flag) != 0 && v != 0)) {
+      return 0;
+    }
+    const std::uint64_t size = record_size(k, v);
+    return size <= end - offset ? size : 0;
   }
 
   std::string path_;

@@ -108,21 +108,26 @@ inline void store::recover(const options& o) {
   }
   current_ = std::make_shared<detail::generation>(detail::generation{log, std::move(index)});
   appended_.store(size);
-  const auto scan =
-      log->scan(from, [&](std::uint64_t at, const detail::record_view& r) { apply(at, r); });
+  const auto scan = log->scan(
+      from, [&](std::uint64_t at, const detail::record_view& r) { apply(at, r); },
+      [&](std::uint64_t tail) {
+        return o.tail_search_bytes != 0 ? o.tail_search_bytes
+                                        : 4096 * tail + (std::uint64_t{1} << 30);
+      });
   report_.replayed_records = scan.records;
   if (scan.end < size) {
-    if (scan.beyond != 0) {
+    if (scan.beyond != 0 || scan.stopped) {
       const std::string where = "offset " + std::to_string(scan.end) + " of '" + log->path() + "'";
       if (o.strict_recovery) {
+        const std::string found = std::to_string(scan.beyond) + " valid records follow";
         throw corrupt_error("ccf::kv: the log is corrupt at " + where + ": " +
                             (scan.stopped ? "valid records may follow (the search for them "
-                                            "reached its bound after finding " +
-                                                std::to_string(scan.beyond) + ")"
-                                          : std::to_string(scan.beyond) + " valid records follow"));
+                                            "stopped at options::tail_search_bytes; " +
+                                                found + " before it)"
+                                          : found));
       }
       // Keep the cut-off bytes: they hold records (of writes that were never synced, or past a
-      // corruption).
+      // corruption), or may (the search stopped at its bound).
       report_.dropped_file = keep_tail(*log, scan.end, size);
       report_.dropped_records = scan.beyond;
     }

@@ -67,6 +67,11 @@ struct compaction_target {
 }  // namespace detail
 
 inline void store::compact() {
+  {
+    // From for_each's callback, the wait for compaction_mutex_ could outlast the check below.
+    std::lock_guard<std::mutex> lk(queue_mutex_);
+    check_not_guarding();
+  }
   std::lock_guard<std::mutex> one_at_a_time(compaction_mutex_);
   std::shared_ptr<detail::generation> old;
   std::uint64_t copied_to = 0;
