@@ -55,6 +55,16 @@ void put_range(store& s, int from, int to, const std::string& prefix) {
     s.put(ccf_test::numbered(prefix, i), std::to_string(i * 7));
 }
 
+/// Puts keys k0.. k<n - 1> into the store at `db` (opened, and closed again), removes its index
+/// snapshot so that the next open replays (and checks) every record, and returns the log's bytes.
+std::string log_after_puts(const std::string& db, int n) {
+  auto s = store::open(db);
+  put_range(*s, 0, n, "k");
+  s->close();
+  std::filesystem::remove(db + "/index");
+  return read_all(db + "/log");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Snapshots
 
@@ -294,11 +304,7 @@ TEST(kv_recovery, a_last_record_cut_in_the_middle_is_gone) {
 TEST(kv_recovery, a_bad_record_in_the_middle_is_kept_aside_or_refused) {
   temp_dir dir;
   const std::string db = dir / "db";
-  auto s = store::open(db);
-  put_range(*s, 0, 100, "k");
-  s->close();
-  std::filesystem::remove(db + "/index");  // open() replays (and checks) every record
-  std::string log = read_all(db + "/log");
+  std::string log = log_after_puts(db, 100);
   // Every record of put_range(0, 100) takes 24 bytes ("k0".."k99", values "0".."693"): k40's
   // starts at 64 + 40 * 24; flip a byte of its key.
   ASSERT_EQ(record_size(2, 1), 24u);
@@ -312,7 +318,7 @@ TEST(kv_recovery, a_bad_record_in_the_middle_is_kept_aside_or_refused) {
   EXPECT_THROW(store::open(db, strict), corrupt_error);
   EXPECT_EQ(file_size(db + "/log"), log.size()) << "a refused open changed the log";
 
-  s = store::open(db);
+  auto s = store::open(db);
   EXPECT_EQ(s->opened().truncated_bytes, log.size() - bad);
   EXPECT_EQ(s->opened().dropped_records, 59u);
   EXPECT_EQ(s->opened().dropped_file, db + "/dropped-" + std::to_string(bad));
@@ -341,11 +347,7 @@ TEST(kv_recovery, a_second_cut_at_the_same_offset_keeps_the_first_copy) {
   temp_dir dir;
   const std::string db = dir / "db";
   auto damage_fourth = [&](int records) {
-    auto s = store::open(db);
-    put_range(*s, 0, records, "k");
-    s->close();
-    std::filesystem::remove(db + "/index");
-    std::string log = read_all(db + "/log");
+    std::string log = log_after_puts(db, records);
     log[log_header_size + 3 * 24 + 18] ^= 0x20;  // the fourth record: 24 bytes each, as above
     write_all(db + "/log", log);
     return log.substr(log_header_size + 3 * 24);
@@ -372,11 +374,7 @@ TEST(kv_recovery, a_tail_crafted_to_make_the_search_quadratic_is_searched_in_bou
   // (64 MiB here) and the tail is kept aside, or refused with strict recovery.
   temp_dir dir;
   const std::string db = dir / "db";
-  auto s = store::open(db);
-  put_range(*s, 0, 10, "k");
-  s->close();
-  std::filesystem::remove(db + "/index");
-  std::string log = read_all(db + "/log");
+  std::string log = log_after_puts(db, 10);
   const std::size_t end = log.size(), tail = std::size_t{16} << 20;
   log.resize(end + tail);
   for (std::size_t at = end; at + 8 <= log.size(); at += 8) {
@@ -395,7 +393,7 @@ TEST(kv_recovery, a_tail_crafted_to_make_the_search_quadratic_is_searched_in_bou
   } catch (const corrupt_error& e) {
     EXPECT_NE(std::string(e.what()).find("may follow"), std::string::npos) << e.what();
   }
-  s = store::open(db, o);
+  auto s = store::open(db, o);
   EXPECT_EQ(s->size(), 10u);
   EXPECT_EQ(s->opened().truncated_bytes, tail);
   EXPECT_EQ(s->opened().dropped_records, 0u);  // none found before the search stopped

@@ -141,8 +141,8 @@ class log_file {
   }
 
   /// The size of the record whose header is at `offset`, as the header claims it, when the
-  /// header is one a record can have (parse_record's checks before the checksum) and the record
-  /// fits below `end`; else 0.
+  /// header is one a record can have (claimed_record_size) and the record fits below `end`;
+  /// else 0.
   std::uint64_t claimed_size(std::uint64_t offset, std::uint64_t end) const {
     std::array<std::byte, record_header_size> h{};
     if (end - offset < h.size()) return 0;
@@ -151,12 +151,7 @@ class log_file {
     } else if (file_->read_at(offset, h) != h.size()) {
       return 0;
     }
-    const std::uint32_t k = get_u32(h.data()), word = get_u32(&h[4]);
-    const std::uint32_t v = word & ~delete_flag;
-    if (k == 0 || k > max_key_size || v > max_value_size || ((word & delete_flag) != 0 && v != 0)) {
-      return 0;
-    }
-    const std::uint64_t size = record_size(k, v);
+    const std::uint64_t size = claimed_record_size(h.data());
     return size <= end - offset ? size : 0;
   }
 

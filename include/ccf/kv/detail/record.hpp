@@ -148,6 +148,19 @@ inline void encode_record(std::vector<std::byte>& out, std::uint64_t offset, std
           record_checksum(p, p + record_header_size, key.size() + value.size(), offset, id_low));
 }
 
+/// The size in the log of the record whose 8 first header bytes are at `p`, as they claim it, or
+/// 0 when no record has such a header (key of 0 or too many bytes, value too long, a delete
+/// record with a value).
+inline std::uint64_t claimed_record_size(const std::byte* p) noexcept {
+  const std::uint32_t k = get_u32(p);
+  const std::uint32_t word = get_u32(p + 4);
+  const std::uint32_t v = word & ~delete_flag;
+  if (k == 0 || k > max_key_size || v > max_value_size || ((word & delete_flag) != 0 && v != 0)) {
+    return 0;
+  }
+  return record_size(k, v);
+}
+
 /// The record at `offset` of a log, given its bytes from that offset on (`available` of them),
 /// if a valid one starts there. Nothing the header claims is read before it is checked against
 /// `available`.
@@ -156,17 +169,13 @@ inline std::optional<record_view> parse_record(const std::byte* p, std::uint64_t
   if (offset % 8 != 0 || offset < log_header_size || available < record_header_size) {
     return std::nullopt;
   }
-  const std::uint32_t k = get_u32(p);
-  const std::uint32_t word = get_u32(p + 4);
-  const bool erased = (word & delete_flag) != 0;
-  const std::uint32_t v = word & ~delete_flag;
-  if (k == 0 || k > max_key_size || v > max_value_size || (erased && v != 0)) return std::nullopt;
-  const std::uint64_t size = record_size(k, v);
-  if (available < size) return std::nullopt;
+  const std::uint64_t size = claimed_record_size(p);
+  if (size == 0 || available < size) return std::nullopt;
+  const std::uint32_t k = get_u32(p), v = get_u32(p + 4) & ~delete_flag;
   record_view r;
   r.key = std::string_view(reinterpret_cast<const char*>(p + record_header_size), k);
   r.value = std::string_view(r.key.data() + k, v);
-  r.erased = erased;
+  r.erased = (get_u32(p + 4) & delete_flag) != 0;
   r.size = size;
   r.checksum = get_u64(p + 8);
   if (r.checksum != record_checksum(p, p + record_header_size, k + v, offset, id_low)) {
