@@ -10,13 +10,17 @@
 //   1. one thread: amortised insert rate of the growing filter and the static filter's fill rate,
 //      and their ratio (target >= 0.6); lookups of present and absent keys afterwards;
 //   2. T threads (concurrent kinds): the same, the growing filter's doublings split in parallel;
-//   3. memory and rate: bits per item, doublings, measured false-positive rate and the bound.
+//   3. memory and rate: bits per item, doublings, measured false-positive rate and the bound;
+//   4. keys inserted k times each (k = 1, 3, 5, 6, 8; 400,000 keys, or 40,000 with --quick), one
+//      thread, from an initial capacity of 1,000: bits per item (memory_in_bytes), doublings, and
+//      the inserts and keys refused (docs/growing.md, "When").
 // Every timed region checks its answers (a false negative stops the run with exit status 1).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <latch>
 #include <string>
@@ -142,6 +146,36 @@ void compare(const options& o, unsigned threads, const std::vector<u64>& keys,
       g.bits_per_item - s.bits_per_item);
 }
 
+/// Section 4: keys inserted `copies` times each.
+void repeated_keys(const options& o) {
+  const std::size_t keys = o.quick ? 40000 : 400000;
+  std::printf("%zu keys inserted k times each, one thread, initial capacity 1000:\n", keys);
+  for (const unsigned copies : {1U, 3U, 5U, 6U, 8U}) {
+    ccf::runtime_filter f(
+        ccf::filter_config::growing_for_rate(1000, o.fpr, ccf::filter_kind::sequential));
+    std::size_t refused = 0, outright = 0;
+    try {
+      for (std::size_t i = 0; i < keys; ++i) {
+        const u64 h = ccf::bench::key_at(i, 12);
+        unsigned in = 0;
+        for (unsigned c = 0; c < copies; ++c)
+          in += f.insert_hash(h) ? 1 : 0;
+        refused += copies - in;
+        outright += in == 0 ? 1 : 0;
+        if (in != 0 && !f.contains_hash(h)) fail("false negative");
+      }
+    } catch (const std::exception& e) {  // growth beyond memory
+      std::printf("   k=%u  stopped after %u doublings: %s\n", copies, f.doublings(), e.what());
+      continue;
+    }
+    std::printf(
+        "   k=%u  %.1f bits/item, %u doublings, %zu of %zu inserts refused, %zu keys refused "
+        "outright\n",
+        copies, 8.0 * static_cast<double>(f.memory_in_bytes()) / static_cast<double>(f.size()),
+        f.doublings(), refused, keys * copies, outright);
+  }
+}
+
 options parse(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
@@ -187,5 +221,6 @@ int main(int argc, char** argv) {
     absent[i] = ccf::bench::key_at(i + (u64{1} << 40), 11);
   compare(o, 1, keys, absent);
   if (o.threads > 1) compare(o, o.threads, keys, absent);
+  repeated_keys(o);
   return 0;
 }

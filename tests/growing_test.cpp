@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <ccf/cuckoo_filter.hpp>
@@ -162,6 +163,51 @@ TEST(growing_filter, eight_copies_go_in_where_the_two_buckets_are_one) {
     ASSERT_EQ(copies, 8u) << "key " << key;
     ASSERT_EQ(f.count(key), 8u) << "key " << key;
   }
+}
+
+/// Inserts `keys` keys `copies` times each into f, failing as soon as the table holds more than
+/// 16 / growing_load slots per item (twice the most that grows_for allows: it doubles only at a
+/// load of growing_load / 8 or more) beyond the smallest split table. Every key that went in at
+/// least once must be found, size() must count exactly the inserts that returned true, and at
+/// least `least_accepted` of the inserts must have gone in.
+template <class F>
+void insert_copies_within_bounded_memory(F& f, std::size_t keys, unsigned copies,
+                                         double least_accepted) {
+  const double most_slots_per_item = 16 / ccf::detail::growing_load;
+  const std::size_t smallest_split = 2 * ccf::detail::growing_chunk * ccf::detail::growing_slots;
+  std::vector<unsigned> accepted(keys);
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < keys; ++i) {
+    for (unsigned c = 0; c < copies; ++c)
+      accepted[i] += f.insert(present(i)) ? 1 : 0;
+    total += accepted[i];
+    const double allowed =
+        std::max(static_cast<double>(smallest_split), most_slots_per_item * total);
+    ASSERT_LE(static_cast<double>(f.size_in_tags()), 2 * allowed)
+        << copies << " copies of " << i + 1 << " keys: " << f.size_in_tags() << " slots for "
+        << total << " items, " << f.doublings() << " doublings";
+  }
+  EXPECT_EQ(f.size(), total);
+  EXPECT_GE(static_cast<double>(total), least_accepted * static_cast<double>(keys * copies))
+      << copies << " copies: " << keys * copies - total << " inserts refused";
+  for (std::size_t i = 0; i < keys; ++i) {
+    if (accepted[i] == 0) continue;
+    ASSERT_TRUE(f.contains(present(i))) << "false negative: key " << i;
+    ASSERT_GE(f.count(present(i)), accepted[i]) << "key " << i;
+  }
+}
+
+TEST(growing_filter, keys_inserted_many_times_each_do_not_double_it_without_bound) {
+  // Two keys of five copies each in one pair of buckets have no room, and a doubling separates
+  // them only by chance: with 400,000 such keys the table doubled until memory ran out.
+  // Refusals grow with the copies: past 2 x 4 of one item they are the rule.
+  const auto keys = static_cast<std::size_t>(400000 * std::min(1.0, test_scale() * 2));
+  for (const auto& [copies, least_accepted] : {std::pair{3u, 0.999}, {5u, 0.99}, {8u, 0.9}}) {
+    ccf::growing_cuckoo_filter<u64> f(1000, 1e-3);
+    insert_copies_within_bounded_memory(f, keys, copies, least_accepted);
+  }
+  ccf::concurrent_growing_cuckoo_filter<u64> c(1000, 1e-3);
+  insert_copies_within_bounded_memory(c, keys, 6, 0.95);
 }
 
 TEST(growing_filter, a_small_filter_refuses_to_erase_a_key_never_inserted) {

@@ -25,6 +25,9 @@
 //    no fingerprint bit left goes to both halves (a duplicate; a lookup finds it in either).
 //   The chunk size stays max_chunk: chunks of 2^17 slots keep loads of about 95 % at any size
 //   (smaller chunks, as a growth that splits from a small table would have, fill unevenly).
+//   A split table far from full that finds no room for an item refuses it rather than double
+//   (grows_for): there, copies of a few items crowd two buckets, which no doubling reliably
+//   separates.
 //
 // The false-positive rate (docs/growing.md has the derivation). A query matches an entry when the
 // anchors agree and the entry's L fingerprint bits equal the query's: probability 2^-(8 + L). An
@@ -152,9 +155,10 @@ class growing_core {
   }
 
   // ---- operations on hashes ----
-  /// Inserts h, doubling the table when it is full. False only when h's two buckets hold nothing
-  /// but entries no doubling separates from h (after more than 2 x 4 inserts of one item, or of
-  /// items whose anchor and stored fingerprint agree once the table splits): nothing changes then.
+  /// Inserts h, doubling the table when it is full. False, and nothing changes, when h's two
+  /// buckets hold nothing but entries no doubling separates from h (after more than 2 x 4
+  /// inserts of one item, or of items whose anchor and stored fingerprint agree once the table
+  /// splits), or when a split table far from full finds no room for h (grows_for()).
   bool insert(std::uint64_t h) {
     for (;;) {
       const state* s = nullptr;
@@ -167,7 +171,7 @@ class growing_core {
         if (inserted) {
           items_.add(1);
           if (keeps_hashes_) remember(h);
-        } else if (only_copies_of(*s, p, h)) {
+        } else if (only_copies_of(*s, p, h) || !grows_for(*s, p)) {
           return false;
         }
         full = !inserted || s->table->size() >= static_cast<std::size_t>(
@@ -375,6 +379,21 @@ class growing_core {
     if (!keeps_hashes_) return true;
     std::lock_guard<std::mutex> lk(hashes_mutex_);
     return hashes_.count(h) >= 2 * growing_slots;
+  }
+
+  /// Whether a split table that found no room for p doubles, rather than refusing it. Below half
+  /// of growing_load, no room means buckets crowded by copies of a few items (each takes room in
+  /// only two buckets, as in a table of one-slot buckets) and a doubling separates them only by
+  /// chance: keys inserted five times each made the table double until memory ran out. So a
+  /// further copy of an item already there (or of one with its tag, which contains() answers
+  /// for alike) is refused below growing_load / 2, and any item below growing_load / 8: after
+  /// inserts, a split table has at most 16 / growing_load slots per item. (Small tables rebuild
+  /// from the kept hashes and stop at growing_chunk buckets: only_copies_of decides there.)
+  bool grows_for(const state& s, const position& p) const {
+    if (keeps_hashes_) return true;
+    const double load = static_cast<double>(s.table->size()) / static_cast<double>(s.slots());
+    if (load < growing_load / 8) return false;
+    return load >= growing_load / 2 || s.table->count(p) == 0;
   }
 
   /// Doubles the table `seen` (unless another thread already did).
