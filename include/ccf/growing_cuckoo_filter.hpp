@@ -14,7 +14,11 @@
 //   - a doubling copies each entry once (a chunk split, in parallel on large tables), so inserts
 //     cost about what a static filter's do, amortised;
 //   - in the concurrent filter, lookups go on, lock-free, while the table doubles, and never miss
-//     an item; writers wait for the doubling.
+//     an item; writers wait for the doubling;
+//   - insert refuses (returns false, changing nothing) only where a doubling cannot help: copies
+//     of one item past 8, and, while the table is far from full, a copy that finds no room (or
+//     below an eighth of full, any item): keys inserted many times each do not make it double
+//     without bound (docs/growing.md, "When").
 // The design and the bound are in detail/growing_core.hpp and docs/growing.md. Items: any Key with
 // a ccf::hash; erase only what was inserted (while the table is small, erasing a key that was
 // never inserted is refused). Files: save() / to_bytes() and the loading constructors, in the
@@ -235,8 +239,8 @@ class basic_growing_filter {
   bool erase_hash(std::uint64_t h) { return model_->erase(h); }
   std::size_t count_hash(std::uint64_t h) const { return model_->count(h); }
 
-  /// Inserts keys in order until one is refused (only an item inserted more than 8 times is);
-  /// returns how many were inserted: exactly keys[0, result).
+  /// Inserts keys in order until one is refused (only copies of items are: see the top of this
+  /// file); returns how many were inserted: exactly keys[0, result).
   std::size_t insert_many(std::span<const Key> keys) {
     std::size_t i = 0;
     while (i < keys.size() && insert(keys[i]))
@@ -266,8 +270,8 @@ class basic_growing_filter {
     return hits;
   }
   /// Inserts `keys` (skipping those it already answers yes for, with skip_present); the
-  /// concurrent filter uses `threads` threads (0: all), the other one. Only an item inserted more
-  /// than 8 times is refused.
+  /// concurrent filter uses `threads` threads (0: all), the other one. Only copies of items are
+  /// refused (see the top of this file).
   bulk_result bulk_insert(std::span<const Key> keys, unsigned threads = 0,
                           bool skip_present = false) {
     return bulk_insert_by(

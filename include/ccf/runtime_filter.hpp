@@ -7,7 +7,8 @@
 //   filter_kind::concurrent  ccf::concurrent_cuckoo_filter with striped locks,
 //   filter_kind::lockfree    ccf::lockfree_cuckoo_filter (layouts with bits x slots <= 48),
 // or a growing filter (filter_config::growing_for_rate; ccf::growing_cuckoo_filter, or
-// ccf::concurrent_growing_cuckoo_filter for the concurrent kind), which never reports full.
+// ccf::concurrent_growing_cuckoo_filter for the concurrent kind), which reports full only for
+// items inserted many times (docs/growing.md, "When").
 // It is what the ccf tool, the Python package and the Redis module use, so that a layout picked
 // from a target false-positive rate (filter_config::for_rate) or read from a file needs no
 // template instantiation of theirs. Files are those of the typed filters over std::string /
