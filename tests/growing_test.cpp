@@ -166,10 +166,10 @@ TEST(growing_filter, eight_copies_go_in_where_the_two_buckets_are_one) {
 }
 
 /// Inserts `keys` keys `copies` times each into f, failing as soon as the table holds more than
-/// 16 / growing_load slots per item (twice the most that grows_for allows: it doubles only at a
-/// load of growing_load / 8 or more) beyond the smallest split table. Every key that went in at
-/// least once must be found, size() must count exactly the inserts that returned true, and at
-/// least `least_accepted` of the inserts must have gone in.
+/// twice the 16 / growing_load slots per item that grows_for allows (a split table doubles only
+/// at a load of growing_load / 8 or more), or twice the smallest split table. Every key that went
+/// in at least once must be found, size() must count exactly the inserts that returned true, and
+/// at least `least_accepted` of the inserts must have gone in.
 template <class F>
 void insert_copies_within_bounded_memory(F& f, std::size_t keys, unsigned copies,
                                          double least_accepted) {
