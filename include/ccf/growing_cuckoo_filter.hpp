@@ -15,10 +15,11 @@
 //     cost about what a static filter's do, amortised;
 //   - in the concurrent filter, lookups go on, lock-free, while the table doubles, and never miss
 //     an item; writers wait for the doubling;
-//   - insert refuses (returns false, changing nothing) only where a doubling cannot help: copies
-//     of one item past 8, and, while the table is far from full, a copy that finds no room (or
-//     below an eighth of full, any item): keys inserted many times each do not make it double
-//     without bound (docs/growing.md, "When").
+//   - insert refuses (returns false, changing no item) only where copies crowd the table and a
+//     doubling cannot help: copies of one item past 8; while the table is far from full, a copy
+//     that finds no room (below an eighth of full, any item); an item that finds no room even
+//     in the table doubled for it (an insert doubles at most once). Keys inserted many times
+//     each do not make it double without bound (docs/growing.md, "When").
 // The design and the bound are in detail/growing_core.hpp and docs/growing.md. Items: any Key with
 // a ccf::hash; erase only what was inserted (while the table is small, erasing a key that was
 // never inserted is refused). Files: save() / to_bytes() and the loading constructors, in the
@@ -228,8 +229,8 @@ class basic_growing_filter {
       : basic_growing_filter(checked(src.header), src, threads, alloc) {}
 
   std::uint64_t hash_of(const Key& key) const noexcept { return Hash{}(key, key_seed_); }
-  /// False, changing nothing, only when the key's two buckets hold nothing but entries no
-  /// doubling separates from it (its 8 earlier copies: docs/growing.md).
+  /// False, changing no item, only where copies crowd the table and a doubling cannot help (see
+  /// the top of this file; docs/growing.md, "When").
   bool insert(const Key& key) { return model_->insert(hash_of(key)); }
   bool contains(const Key& key) const { return model_->contains(hash_of(key)); }
   bool erase(const Key& key) { return model_->erase(hash_of(key)); }

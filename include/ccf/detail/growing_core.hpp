@@ -54,8 +54,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
@@ -155,11 +157,14 @@ class growing_core {
   }
 
   // ---- operations on hashes ----
-  /// Inserts h, doubling the table when it is full. False, and nothing changes, when h's two
+  /// Inserts h, doubling the table when it is full. False, and no item changes, when h's two
   /// buckets hold nothing but entries no doubling separates from h (after more than 2 x 4
   /// inserts of one item, or of items whose anchor and stored fingerprint agree once the table
-  /// splits), or when a split table far from full finds no room for h (grows_for()).
+  /// splits), when a split table far from full finds no room for h (grows_for()), when the table
+  /// cannot double (rebuilt()), or when h finds no room even in the table doubled for it: an
+  /// insert doubles the table for room at most once.
   bool insert(std::uint64_t h) {
+    bool doubled_for_room = false;
     for (;;) {
       const state* s = nullptr;
       bool inserted = false, full = false;
@@ -171,14 +176,18 @@ class growing_core {
         if (inserted) {
           items_.add(1);
           if (keeps_hashes_) remember(h);
-        } else if (only_copies_of(*s, p, h) || !grows_for(*s, p)) {
+        } else if (doubled_for_room || only_copies_of(*s, p, h) || !grows_for(*s, p)) {
           return false;
         }
         full = !inserted || s->table->size() >= static_cast<std::size_t>(
                                                     growing_load * static_cast<double>(s->slots()));
       }
-      if (full) grow(s);
-      if (inserted) return true;
+      if (inserted) {
+        if (full) grow_after_insert(s);
+        return true;
+      }
+      if (!grow(s)) return false;
+      doubled_for_room = true;
     }
   }
   bool contains(std::uint64_t h) const {
@@ -208,6 +217,7 @@ class growing_core {
       std::lock_guard<std::mutex> lk(hashes_mutex_);
       hashes_.clear();
     }
+    failed_rebuild_ = std::numeric_limits<std::size_t>::max();
     items_.reset();
   }
 
@@ -389,30 +399,51 @@ class growing_core {
   /// for alike) is refused below growing_load / 2, and any item below growing_load / 8: after
   /// inserts, a split table has at most 16 / growing_load slots per item. (Small tables rebuild
   /// from the kept hashes and stop at growing_chunk buckets: only_copies_of decides there.)
+  /// The load counts items, not entries: an entry whose fingerprint is used up is in both halves
+  /// of every later split, and such copies kept the entries' load high however often it doubled.
   bool grows_for(const state& s, const position& p) const {
     if (keeps_hashes_) return true;
-    const double load = static_cast<double>(s.table->size()) / static_cast<double>(s.slots());
+    const double load = static_cast<double>(items_.get()) / static_cast<double>(s.slots());
     if (load < growing_load / 8) return false;
     return load >= growing_load / 2 || s.table->count(p) == 0;
   }
 
-  /// Doubles the table `seen` (unless another thread already did).
-  void grow(const state* seen) {
+  /// Doubles the table `seen` (unless another thread already did); false when it cannot
+  /// (rebuilt() found no table for the kept hashes).
+  bool grow(const state* seen) {
     std::lock_guard<std::mutex> one_growth(growth_mutex_);
     std::unique_ptr<state> old;
     {
       std::unique_lock<writer_gate> paused(writers_);
-      if (current_.load(std::memory_order_acquire) != seen) return;
+      if (current_.load(std::memory_order_acquire) != seen) return true;
+      // A rebuild that failed fails again until the kept hashes change.
+      if (keeps_hashes_ && hashes_.size() == failed_rebuild_) return false;
       std::unique_ptr<state> next = keeps_hashes_ ? rebuilt(*seen) : split(*seen);
+      if (!next) {
+        failed_rebuild_ = hashes_.size();
+        return false;
+      }
       old = std::move(owned_);
       publish(std::move(next));
       doublings_.fetch_add(1, std::memory_order_relaxed);
     }
     if constexpr (Concurrent) epochs_.synchronize();  // no lookup still reads `old`
+    return true;
+  }
+  /// The doubling an insert that went in asks for at 95 % load. The item is in: if the table
+  /// cannot double now (no memory, or no table for the kept hashes), it stays as it is and a
+  /// later insert asks again.
+  void grow_after_insert(const state* seen) {
+    try {
+      grow(seen);
+    } catch (const std::bad_alloc&) {
+    } catch (const std::length_error&) {
+    }
   }
 
   /// Phase one: a table of twice the buckets (one chunk, or two chunks of growing_chunk) built
-  /// from the hashes kept.
+  /// from the hashes kept; null when no table up to 2^4 chunks holds them (copies of two items
+  /// whose offsets and anchors agree fill one pair of buckets until the chunk bits part them).
   std::unique_ptr<state> rebuilt(const state& s) {
     for (std::size_t buckets = s.table->num_buckets() * 2;; buckets *= 2) {
       // One chunk while it is small enough, then 2^k chunks of growing_chunk buckets.
@@ -439,7 +470,7 @@ class growing_core {
         }
         return next;
       }
-      if (k > 2) throw std::length_error("ccf: the growing filter could not place its items");
+      if (k >= 4) return nullptr;
     }
   }
 
@@ -508,6 +539,8 @@ class growing_core {
   std::atomic<const state*> current_{nullptr};
   counter_type items_;
   std::atomic<unsigned> doublings_{0};
+  /// How many hashes were kept when a rebuild last failed (none: max).
+  std::size_t failed_rebuild_ = std::numeric_limits<std::size_t>::max();
   std::atomic<bool> keeps_hashes_{false};
   hash_set hashes_;
   mutable std::mutex hashes_mutex_;
