@@ -170,6 +170,27 @@ TEST(kv_store, open_without_create_refuses_a_directory_holding_no_store) {
   no_create.create_if_missing = false;
   EXPECT_THROW(store::open(dir / "empty", no_create), std::invalid_argument);
   EXPECT_FALSE(std::filesystem::exists(dir / "empty/log"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "empty/LOCK")) << "a LOCK left where no store is";
+}
+
+TEST(kv_store, creating_a_store_over_another_ones_files_is_refused) {
+  // Every state of a store has its log: an index or a compaction file with no log belongs to
+  // something else, and creating a store there overwrote or deleted it.
+  for (const char* name : {"index", "index.tmp", "log.compact", "index.compact"}) {
+    temp_dir dir;
+    std::filesystem::create_directory(dir / "db");
+    ccf_test::write_all(dir / "db/" + name, "not ccf's");
+    EXPECT_THROW(store::open(dir / "db"), std::invalid_argument) << name;
+    EXPECT_EQ(ccf_test::read_all(dir / "db/" + name), "not ccf's") << name;
+    EXPECT_FALSE(std::filesystem::exists(dir / "db/log")) << name;
+  }
+  // A log.tmp alone is what a creation cut short leaves: the store is created.
+  temp_dir dir;
+  std::filesystem::create_directory(dir / "db");
+  ccf_test::write_all(dir / "db/log.tmp", "half a header");
+  auto s = store::open(dir / "db");
+  EXPECT_TRUE(s->opened().created);
+  EXPECT_FALSE(std::filesystem::exists(dir / "db/log.tmp"));
 }
 
 TEST(kv_store, open_on_a_file_is_an_error) {

@@ -7,6 +7,7 @@
 //   ccf db compact DB
 //   ccf db import DB FILE [--name N] [--chunk-size B]
 //   ccf db export DB OUT [--name N]
+//   ccf db --recover ...           open a store whose log is damaged in the middle (see below)
 //
 // import stores FILE as chunks of B bytes (default 4096) keyed by their content hash
 // ("c:" + 32 hex digits of XXH3-128; a chunk seen before is stored once, and a different chunk
@@ -14,15 +15,19 @@
 // base name): its size, its XXH3-128 and its chunk keys in order. export writes the chunks back
 // in order to a temporary file next to OUT, checks size and hash against the manifest, syncs it
 // and renames it to OUT ("-": standard output). Every command syncs the store before it exits 0.
+// A store whose log has intact records after a bad one is refused (exit 2) unless --recover is
+// given; a recovery that cuts the log says so on standard error, and where the rest was kept.
 #include "ccf_db.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,11 +49,34 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::unique_ptr<ccf::kv::store> open_store(const std::string& dir, bool create) {
+/// Opens the store. A log damaged in the middle (intact records after a bad one) is refused
+/// unless `recover` (--recover) is given; what a recovery cut off is said on standard error.
+std::unique_ptr<ccf::kv::store> open_store(const std::string& dir, bool create, bool recover) {
   ccf::kv::options o;
   o.create_if_missing = create;
+  o.strict_recovery = !recover;
   o.sync = ccf::kv::durability::none;  // each command syncs once before it exits
-  return ccf::kv::store::open(dir, o);
+  std::unique_ptr<ccf::kv::store> s;
+  try {
+    s = ccf::kv::store::open(dir, o);
+  } catch (const ccf::kv::corrupt_error& e) {
+    throw cli_error(2, std::string(e.what()) +
+                           (recover ? "" : " (--recover cuts the log there and keeps a copy)"));
+  } catch (const std::invalid_argument& e) {  // no store, nor a place to create one
+    throw cli_error(2, e.what());
+  }
+  const ccf::kv::open_report& r = s->opened();
+  if (r.truncated_bytes != 0) {
+    std::fprintf(stderr, "ccf: recovery cut %llu bytes off the log of '%s'",
+                 static_cast<unsigned long long>(r.truncated_bytes), dir.c_str());
+    if (r.dropped_records != 0) {
+      std::fprintf(stderr, ", dropping %llu intact records after a bad one",
+                   static_cast<unsigned long long>(r.dropped_records));
+    }
+    if (!r.dropped_file.empty()) std::fprintf(stderr, "; kept in %s", r.dropped_file.c_str());
+    std::fprintf(stderr, "\n");
+  }
+  return s;
 }
 
 /// Stores one chunk under its content key and returns that key.
@@ -101,7 +129,7 @@ manifest decode(const std::string& name, const std::string& text) {
 }
 
 int cmd_import(const std::string& dir, const std::string& path, std::string name,
-               std::size_t chunk_size) {
+               std::size_t chunk_size, bool recover) {
   if (chunk_size == 0 || chunk_size > ccf::kv::max_value_size) {
     throw cli_error(
         1, "--chunk-size must be between 1 and " + std::to_string(ccf::kv::max_value_size));
@@ -110,16 +138,25 @@ int cmd_import(const std::string& dir, const std::string& path, std::string name
   if (!in) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
   if (std::filesystem::is_directory(path)) throw cli_error(2, "'" + path + "' is a directory");
   if (name.empty()) name = base_name(path);
-  auto s = open_store(dir, true);
+  // A regular file is read up to its size now: one that grows meanwhile (the store's own log)
+  // cannot make the import read forever.
+  std::error_code ec;
+  std::uint64_t left = std::filesystem::is_regular_file(path, ec)
+                           ? std::filesystem::file_size(path, ec)
+                           : std::numeric_limits<std::uint64_t>::max();
+  if (ec) throw cli_error(2, "cannot read the size of '" + path + "': " + ec.message());
+  auto s = open_store(dir, true, recover);
   manifest m;
   XXH3_state_t state{};
   XXH3_128bits_reset(&state);
   std::string chunk(chunk_size, '\0');
   std::size_t stored = 0;
-  for (;;) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk_size));
+  while (left != 0) {
+    const std::uint64_t want = std::min<std::uint64_t>(chunk_size, left);
+    in.read(chunk.data(), static_cast<std::streamsize>(want));
     const auto got = static_cast<std::size_t>(in.gcount());
     if (got == 0) break;
+    left -= got;
     const std::string_view piece(chunk.data(), got);
     XXH3_128bits_update(&state, piece.data(), piece.size());
     m.size += got;
@@ -153,8 +190,9 @@ std::string manifest_name(ccf::kv::store& s, const std::string& name) {
                                          " files; say which with --name (" + list + ")");
 }
 
-int cmd_export(const std::string& dir, const std::string& out, const std::string& wanted) {
-  auto s = open_store(dir, false);
+int cmd_export(const std::string& dir, const std::string& out, const std::string& wanted,
+               bool recover) {
+  auto s = open_store(dir, false, recover);
   const std::string name = manifest_name(*s, wanted);
   const std::optional<std::string> text = s->get("m:" + name);
   if (!text) throw cli_error(1, "no file '" + name + "' in the store");
@@ -178,8 +216,8 @@ int cmd_export(const std::string& dir, const std::string& out, const std::string
   return 0;
 }
 
-int cmd_stats(const std::string& dir) {
-  auto s = open_store(dir, false);
+int cmd_stats(const std::string& dir, bool recover) {
+  auto s = open_store(dir, false, recover);
   const ccf::kv::store_stats st = s->stats();
   const ccf::kv::open_report& r = s->opened();
   std::printf(
@@ -205,6 +243,9 @@ int cmd_stats(const std::string& dir) {
 CLI::App* add_db_commands(CLI::App& app, db_args& a) {
   auto* db = app.add_subcommand("db", "the key-value store (ccf::kv)");
   db->require_subcommand(1);
+  db->add_flag("--recover", a.recover,
+               "open a store whose log is damaged in the middle: cut it there, keeping a copy of "
+               "the rest in DB/dropped-<offset> (without it such a store is refused)");
   auto* put = db->add_subcommand("put", "set a key (durable when the command succeeds)");
   put->add_option("db", a.dir, "store directory (created if missing)")->required();
   put->add_option("key", a.key, "key")->required();
@@ -232,19 +273,21 @@ CLI::App* add_db_commands(CLI::App& app, db_args& a) {
   exp->add_option("db", a.dir, "store directory")->required();
   exp->add_option("out", a.file, "file to write ('-': standard output)")->required();
   exp->add_option("--name", a.name, "which imported file (default: the only one)");
+  for (CLI::App* c : db->get_subcommands({}))
+    c->fallthrough();  // --recover after the subcommand too
   return db;
 }
 
 int run_db_command(CLI::App& db, const db_args& a) {
   const std::string cmd = db.get_subcommands().front()->get_name();
-  if (cmd == "import") return cmd_import(a.dir, a.file, a.name, a.chunk_size);
-  if (cmd == "export") return cmd_export(a.dir, a.file, a.name);
-  if (cmd == "stats") return cmd_stats(a.dir);
+  if (cmd == "import") return cmd_import(a.dir, a.file, a.name, a.chunk_size, a.recover);
+  if (cmd == "export") return cmd_export(a.dir, a.file, a.name, a.recover);
+  if (cmd == "stats") return cmd_stats(a.dir, a.recover);
   const CLI::App* put = db.get_subcommand("put");
   if (cmd == "put" && put->count("value") == 0 && put->count("--value-file") == 0) {
     throw std::invalid_argument("db put needs a VALUE or --value-file (\"\" for an empty value)");
   }
-  auto s = open_store(a.dir, cmd == "put");
+  auto s = open_store(a.dir, cmd == "put", a.recover);
   int rc = 0;
   if (cmd == "put") {
     s->put(a.key, a.value_file.empty() ? a.value : read_file(a.value_file));

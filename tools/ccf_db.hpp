@@ -15,6 +15,7 @@ namespace ccf_tool {
 struct db_args {
   std::string dir, key, value, value_file, file, name;
   std::size_t chunk_size = 4096;
+  bool recover = false;
 };
 
 /// Adds `db` and its subcommands to the tool; returns the `db` command.

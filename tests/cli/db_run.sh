@@ -172,4 +172,33 @@ run "$ccf" db get "$work/plain-dir" k > /dev/null 2> "$work/err"
 [ ! -e "$work/plain-dir/log" ] || fail "ccf db get made a store in a directory that held none"
 [ $rc = 1 ] || [ $rc = 2 ] || fail "get on a directory that holds no store: exit $rc"
 grep -q "no store" "$work/err" || fail "get on a directory that holds no store: no message"
+[ $rc = 2 ] || fail "get on a directory that holds no store: exit $rc (want 2: 1 means absent)"
+[ ! -e "$work/plain-dir/LOCK" ] || fail "ccf db get left a LOCK in a directory that held no store"
+# Creating a store where another one's files lie (an index, no log) would overwrite them.
+mkdir "$work/foreign"
+echo mine > "$work/foreign/index"
+run "$ccf" db put "$work/foreign" k v 2> "$work/err"
+[ $rc = 2 ] && grep -q "no log" "$work/err" || fail "put over a foreign index: exit $rc: $(cat "$work/err")"
+[ "$(cat "$work/foreign/index")" = mine ] || fail "put over a foreign index changed it"
+
+# A log damaged in the middle (intact records after a bad one) is refused without --recover, and
+# cut with it, saying how many records went to which file; the store then opens as usual.
+mid="$work/mid"
+for i in $(seq 1 20); do "$ccf" db put "$mid" "key$i" "value$i"; done
+rm "$mid/index"
+printf '\001' | dd of="$mid/log" bs=1 seek=84 conv=notrunc status=none  # the first record's key
+run "$ccf" db get "$mid" key20 > /dev/null 2> "$work/err"
+[ $rc = 2 ] && grep -q -- "--recover" "$work/err" ||
+  fail "get from a log damaged in the middle: exit $rc: $(cat "$work/err")"
+run "$ccf" db get "$mid" key20 --recover > /dev/null 2> "$work/err"
+[ $rc = 1 ] && grep -q "dropping 19 intact records" "$work/err" ||
+  fail "get --recover: exit $rc: $(cat "$work/err")"
+ls "$mid"/dropped-* > /dev/null 2>&1 || fail "--recover kept no copy of the records it cut"
+"$ccf" db put "$mid" again v || fail "put after --recover: exit $?"
+
+# Importing the store's own log reads what the log held when it began, not its own writes.
+"$ccf" db put "$work/self" k v
+timeout 60 "$ccf" db import "$work/self" "$work/self/log" --name self 2> /dev/null ||
+  fail "import of the store's own log: exit $? (124: it never ended)"
+"$ccf" db export "$work/self" "$work/self-out" --name self || fail "export of the imported log"
 echo "cli db: all checks passed"

@@ -267,6 +267,7 @@ class store {
   void write_snapshot_locked();
   void background_syncer(const std::stop_token& stop);
   void recover(const options& o);
+  void refuse_files_of_another_store() const;
   std::string keep_tail(detail::log_file& log, std::uint64_t from, std::uint64_t size);
   void switch_to(detail::generation next, const detail::compaction_target& t);
 

@@ -56,6 +56,13 @@ inline store::store(const std::string& path, const options& o)
     }
     fs_->create_directory(dir_);
   }
+  // Checked before the lock too: a directory that holds no store is left without a LOCK file.
+  if (!fs_->exists(file("log"))) {
+    if (!o.create_if_missing) {
+      throw std::invalid_argument("ccf::kv: there is no store at '" + dir_ + "'");
+    }
+    refuse_files_of_another_store();
+  }
   lock_ = fs_->lock(file("LOCK"));
   const bool exists = fs_->exists(file("log"));
   if (!exists && !o.create_if_missing) {
@@ -64,6 +71,7 @@ inline store::store(const std::string& path, const options& o)
   if (exists && o.error_if_exists) {
     throw std::invalid_argument("ccf::kv: a store exists at '" + dir_ + "'");
   }
+  if (!exists) refuse_files_of_another_store();
   for (const char* leftover :
        {"log.tmp", "log.compact", "index.tmp", "index.compact", "index.compact.tmp"}) {
     if (fs_->exists(file(leftover))) fs_->remove(file(leftover));
@@ -79,6 +87,20 @@ inline store::store(const std::string& path, const options& o)
   recover(o);
   if (o.sync == durability::group) {
     syncer_ = std::jthread([this](std::stop_token stop) { background_syncer(stop); });
+  }
+}
+
+/// A directory with no log holds no store, and none of a store's other files either: every state
+/// a store passes through has its log (compaction renames a new one over it). An index or a
+/// compaction file there belongs to something else, which creating a store would overwrite or
+/// delete; a log.tmp is the leftover of a creation cut short.
+inline void store::refuse_files_of_another_store() const {
+  for (const char* name :
+       {"index", "index.tmp", "log.compact", "index.compact", "index.compact.tmp"}) {
+    if (fs_->exists(file(name))) {
+      throw std::invalid_argument("ccf::kv: '" + dir_ + "' holds '" + name +
+                                  "' but no log: not a store, and not a place to create one");
+    }
   }
 }
 
