@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -44,17 +45,53 @@ inline std::string read_file(const std::string& path) {
   return data;
 }
 
+/// The temporary file being written, removed by SIGINT, SIGTERM or SIGHUP before the signal
+/// ends the process (the tool writes one output file at a time). The handler only unlinks and
+/// re-raises, both async-signal-safe.
+struct pending_temporary {
+  static inline char path[4096];
+  static inline volatile std::sig_atomic_t set = 0;
+
+  static void on_signal(int sig) {
+    if (set != 0) ::unlink(path);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+  static void hold(const std::string& p) {
+    static const bool installed = [] {
+      for (int sig : {SIGINT, SIGTERM, SIGHUP})
+        std::signal(sig, on_signal);
+      return true;
+    }();
+    (void)installed;
+    set = 0;
+    if (p.size() >= sizeof path) return;  // too long to keep: left to the destructor
+    std::memcpy(path, p.c_str(), p.size() + 1);
+    set = 1;
+  }
+  static void release() { set = 0; }
+};
+
 /// An output file written atomically: a temporary file in the same directory, synced and renamed
-/// over the target by commit(); removed if commit() is never reached. "-" writes to standard
-/// output. A target that exists and is not a regular file (a directory, a device, a symbolic
-/// link) is refused rather than replaced.
+/// over the target by commit(); removed if commit() is never reached, or if the tool is
+/// interrupted (pending_temporary). "-" writes to standard output. A target that exists and is
+/// not a regular file (a directory, a device, a symbolic link) is refused rather than replaced;
+/// one that exists keeps its mode (and, where the tool may, its owner), and one that the user may
+/// not write is refused.
 class output_file {
  public:
   explicit output_file(std::string path) : path_(std::move(path)) {
     if (path_ == "-") return;
     struct stat st {};
-    if (::lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-      throw cli_error(2, "'" + path_ + "' exists and is not a regular file; not replacing it");
+    if (::lstat(path_.c_str(), &st) == 0) {
+      if (!S_ISREG(st.st_mode)) {
+        throw cli_error(2, "'" + path_ + "' exists and is not a regular file; not replacing it");
+      }
+      if (::access(path_.c_str(), W_OK) != 0) {
+        throw cli_error(2, "cannot write '" + path_ + "': " + errno_text());
+      }
+      existing_ = st;
+      replacing_ = true;
     }
     const std::size_t slash = path_.find_last_of('/');
     tmp_ =
@@ -62,6 +99,7 @@ class output_file {
     fd_ = ::mkstemp(tmp_.data());
     if (fd_ < 0)
       throw cli_error(2, "cannot create a file next to '" + path_ + "': " + errno_text());
+    pending_temporary::hold(tmp_);
   }
   output_file(const output_file&) = delete;
   output_file& operator=(const output_file&) = delete;
@@ -69,6 +107,7 @@ class output_file {
     if (fd_ >= 0) {
       ::close(fd_);
       ::unlink(tmp_.c_str());
+      pending_temporary::release();
     }
   }
 
@@ -92,19 +131,27 @@ class output_file {
     }
     const mode_t mask = ::umask(0);
     ::umask(mask);
-    if (::fchmod(fd_, 0666 & ~mask) != 0 || ::fsync(fd_) != 0) fail("write");
+    const mode_t mode = replacing_ ? existing_.st_mode & 07777 : 0666 & ~mask;
+    if (replacing_) {
+      // Only a privileged user may give a file away: others keep it as theirs, as an editor does.
+      [[maybe_unused]] const int owned = ::fchown(fd_, existing_.st_uid, existing_.st_gid);
+    }
+    if (::fchmod(fd_, mode) != 0 || ::fsync(fd_) != 0) fail("write");
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) {
       const std::string reason = errno_text();
       ::unlink(tmp_.c_str());
+      pending_temporary::release();
       throw cli_error(2, "cannot write '" + path_ + "': " + reason);
     }
     if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
       const std::string reason = errno_text();
       ::unlink(tmp_.c_str());
+      pending_temporary::release();
       throw cli_error(2, "cannot replace '" + path_ + "': " + reason);
     }
+    pending_temporary::release();
   }
 
  private:
@@ -113,6 +160,8 @@ class output_file {
   }
   std::string path_, tmp_;
   int fd_ = -1;
+  bool replacing_ = false;
+  struct stat existing_ {};
 };
 
 }  // namespace ccf_tool

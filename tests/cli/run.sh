@@ -329,6 +329,30 @@ if want change; then
   check_same_file "add through a symbolic link: the target is unchanged" static.ccf target.ccf
   expect_status "add without a filter (usage error)" 1 ccf add
   expect_status "remove with an unknown option" 1 ccf remove ch.ccf --frobnicate k
+
+  # A filter changed in place keeps its mode (it became 0644 whatever it was).
+  chmod 600 ch.ccf
+  ccf add -q ch.ccf mode-key
+  check_eq "add keeps the file's mode" 600 "$(stat -c %a ch.ccf)"
+  chmod 640 ch.ccf
+  ccf remove -q ch.ccf mode-key
+  check_eq "remove keeps the file's mode" 640 "$(stat -c %a ch.ccf)"
+
+  # SIGTERM while the filter is written removes the temporary file (it stayed, hundreds of MB):
+  # the signal is sent as soon as the temporary file appears.
+  mkdir sig
+  echo key > sig-keys.txt
+  "$ccf_bin" build -k sig-keys.txt -o sig/big.ccf --capacity 50000000 -q 2> /dev/null &
+  writer=$!
+  for _ in $(seq 1 3000); do
+    if compgen -G "sig/.ccf-*" > /dev/null; then
+      kill -TERM "$writer" 2> /dev/null || true
+      break
+    fi
+    sleep 0.01
+  done
+  wait "$writer" || true
+  check_no_temp_files "build killed by SIGTERM while writing" "$work/sig"
 fi
 
 # ---------------------------------------------------------------------------------------------
