@@ -508,6 +508,43 @@ TEST(serialization, a_forged_huge_header_is_refused_without_allocating_the_table
   EXPECT_LT(grown_kib, limit_mib * 1024) << "peak RSS grew by " << grown_kib << " KiB";
 }
 
+/// An endless stream: `head`, then zeros, counting the bytes handed out (at most 256 MiB).
+class endless_buf : public std::streambuf {
+ public:
+  explicit endless_buf(std::string head) : head_(std::move(head)), zeros_(1 << 16, '\0') {}
+  std::size_t handed_out = 0;
+
+ protected:
+  int_type underflow() override {
+    if (handed_out >= (std::size_t{256} << 20)) return traits_type::eof();
+    std::string& piece = handed_out < head_.size() ? head_ : zeros_;
+    setg(piece.data(), piece.data(), piece.data() + piece.size());
+    handed_out += piece.size();
+    return traits_type::to_int_type(piece[0]);
+  }
+
+ private:
+  std::string head_, zeros_;
+};
+
+TEST(serialization, a_header_claiming_more_words_than_its_buckets_hold_is_refused_unread) {
+  // 10 buckets claiming 2^40 words, then zeros from a pipe: the loader read the whole pipe (2 GB
+  // of memory for 2 GB of input) before looking at the word count.
+  seq<16, 4> f(30, 3);
+  std::string head = saved(f).substr(0, cd::file_header_bytes);
+  for (int i = 0; i < 8; ++i)
+    head[56 + i] = static_cast<char>(i == 5 ? 1 : 0);  // word count 2^40, little-endian
+  endless_buf buf(head);
+  std::istream in(&buf);
+  try {
+    const seq<16, 4> g(in);
+    ADD_FAILURE() << "a header claiming 2^40 words for " << f.num_buckets() << " buckets loaded";
+  } catch (const ccf::format_error& e) {
+    EXPECT_NE(std::string(e.what()).find("word count"), std::string::npos) << e.what();
+  }
+  EXPECT_LE(buf.handed_out, std::size_t{1} << 20) << "read before the header was checked";
+}
+
 TEST(serialization, non_seekable_streams_load_and_refuse_junk) {
   {
     pipe_buf buf("0123");

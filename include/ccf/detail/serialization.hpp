@@ -145,6 +145,19 @@ inline file_header decode_header(const header_bytes& b) {
                        std::to_string(h.word_count) + ", capacity " + std::to_string(h.capacity) +
                        " do not fit together)");
   }
+  // The most words a table of these buckets, bits and slots can have: its bit-packed tags, a
+  // spare word, and a growing filter's prefix and kept hashes (at most one per slot). Checked
+  // here, before any body is read: a pipe would otherwise be read up to the size claimed.
+  __extension__ using wide = unsigned __int128;
+  const wide slots = static_cast<wide>(h.num_buckets) * h.slots_per_bucket;
+  const wide most_words =
+      (slots * std::max<std::uint32_t>(h.fingerprint_bits, 1) + 63) / 64 + slots + 64;
+  if (h.word_count > most_words) {
+    throw format_error("ccf: corrupt filter file (word count " + std::to_string(h.word_count) +
+                       " for " + std::to_string(h.num_buckets) + " buckets of " +
+                       std::to_string(h.slots_per_bucket) + " " +
+                       std::to_string(h.fingerprint_bits) + "-bit slots)");
+  }
   return h;
 }
 
