@@ -106,8 +106,7 @@ class output_file {
   ~output_file() {
     if (fd_ >= 0) {
       ::close(fd_);
-      ::unlink(tmp_.c_str());
-      pending_temporary::release();
+      discard();
     }
   }
 
@@ -141,20 +140,23 @@ class output_file {
     fd_ = -1;
     if (::close(fd) != 0) {
       const std::string reason = errno_text();
-      ::unlink(tmp_.c_str());
-      pending_temporary::release();
+      discard();
       throw cli_error(2, "cannot write '" + path_ + "': " + reason);
     }
     if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
       const std::string reason = errno_text();
-      ::unlink(tmp_.c_str());
-      pending_temporary::release();
+      discard();
       throw cli_error(2, "cannot replace '" + path_ + "': " + reason);
     }
     pending_temporary::release();
   }
 
  private:
+  /// Removes the temporary file, which no signal need remove any more.
+  void discard() noexcept {
+    ::unlink(tmp_.c_str());
+    pending_temporary::release();
+  }
   [[noreturn]] void fail(const char* what) {
     throw cli_error(2, std::string("cannot ") + what + " '" + path_ + "': " + errno_text());
   }

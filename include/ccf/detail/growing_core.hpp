@@ -176,11 +176,11 @@ class growing_core {
         if (inserted) {
           items_.add(1);
           if (keeps_hashes_) remember(h);
-        } else if (doubled_for_room || only_copies_of(*s, p, h) || !grows_for(*s, p)) {
+          full = s->table->size() >=
+                 static_cast<std::size_t>(growing_load * static_cast<double>(s->slots()));
+        } else if (doubled_for_room || stays_refused(*s, p, h)) {
           return false;
         }
-        full = !inserted || s->table->size() >= static_cast<std::size_t>(
-                                                    growing_load * static_cast<double>(s->slots()));
       }
       if (inserted) {
         if (full) grow_after_insert(s);
@@ -383,15 +383,17 @@ class growing_core {
   /// now match it in every split table; a rebuild places by the kept hashes, so only copies of h
   /// itself stay together — and they get two buckets again even where h's two buckets are one
   /// bucket now (the rebuilt table draws h's buckets anew), so only 2 x slots copies fill them.
-  bool only_copies_of(const state& s, const position& p, std::uint64_t h) {
+  /// `matches`: the entries in h's buckets that match it.
+  bool only_copies_of(const position& p, std::uint64_t h, std::size_t matches) {
     const std::size_t room = (p.i1 == p.i2 ? 1u : 2u) * growing_slots;
-    if (s.table->count(p) < room) return false;
+    if (matches < room) return false;
     if (!keeps_hashes_) return true;
     std::lock_guard<std::mutex> lk(hashes_mutex_);
     return hashes_.count(h) >= 2 * growing_slots;
   }
 
-  /// Whether a split table that found no room for p doubles, rather than refusing it. Below half
+  /// Whether a split table that found no room for an item (`matches` entries in its buckets
+  /// match it) doubles, rather than refusing it. Below half
   /// of growing_load, no room means buckets crowded by copies of a few items (each takes room in
   /// only two buckets, as in a table of one-slot buckets) and a doubling separates them only by
   /// chance: keys inserted five times each made the table double until memory ran out. So a
@@ -401,11 +403,16 @@ class growing_core {
   /// from the kept hashes and stop at growing_chunk buckets: only_copies_of decides there.)
   /// The load counts items, not entries: an entry whose fingerprint is used up is in both halves
   /// of every later split, and such copies kept the entries' load high however often it doubled.
-  bool grows_for(const state& s, const position& p) const {
+  bool grows_for(const state& s, std::size_t matches) const {
     if (keeps_hashes_) return true;
     const double load = static_cast<double>(items_.get()) / static_cast<double>(s.slots());
     if (load < growing_load / 8) return false;
-    return load >= growing_load / 2 || s.table->count(p) == 0;
+    return load >= growing_load / 2 || matches == 0;
+  }
+  /// Whether h, which found no room in `s`, is refused rather than tried in a doubled table.
+  bool stays_refused(const state& s, const position& p, std::uint64_t h) {
+    const std::size_t matches = s.table->count(p);
+    return only_copies_of(p, h, matches) || !grows_for(s, matches);
   }
 
   /// Doubles the table `seen` (unless another thread already did); false when it cannot

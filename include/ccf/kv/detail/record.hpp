@@ -171,11 +171,11 @@ inline std::optional<record_view> parse_record(const std::byte* p, std::uint64_t
   }
   const std::uint64_t size = claimed_record_size(p);
   if (size == 0 || available < size) return std::nullopt;
-  const std::uint32_t k = get_u32(p), v = get_u32(p + 4) & ~delete_flag;
+  const std::uint32_t k = get_u32(p), word = get_u32(p + 4), v = word & ~delete_flag;
   record_view r;
   r.key = std::string_view(reinterpret_cast<const char*>(p + record_header_size), k);
   r.value = std::string_view(r.key.data() + k, v);
-  r.erased = (get_u32(p + 4) & delete_flag) != 0;
+  r.erased = (word & delete_flag) != 0;
   r.size = size;
   r.checksum = get_u64(p + 8);
   if (r.checksum != record_checksum(p, p + record_header_size, k + v, offset, id_low)) {
