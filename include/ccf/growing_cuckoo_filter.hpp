@@ -55,7 +55,7 @@ namespace ccf {
 
 struct growth_options {
   std::uint64_t seed = default_seed;
-  /// Splits the false-positive target is kept for (it degrades gently after).
+  /// Splits the false-positive target is kept for (it degrades gently after); at most 64.
   unsigned max_doublings = 16;
   /// Threads that split a large table (0: every hardware thread).
   unsigned threads = 0;
@@ -207,7 +207,8 @@ class basic_growing_filter {
   using allocator_type = Allocator;
 
   /// A filter for `initial_capacity` items before it first doubles, keeping false positives
-  /// within `target_fpr`. Throws std::invalid_argument for capacity 0 or a rate out of reach.
+  /// within `target_fpr`. Throws std::invalid_argument for capacity 0, a rate out of reach or
+  /// max_doublings above 64.
   basic_growing_filter(std::size_t initial_capacity, double target_fpr,
                        const growth_options& o = {}, const Allocator& alloc = Allocator())
       : target_(target_fpr),
@@ -338,8 +339,12 @@ class basic_growing_filter {
     const std::uint64_t keeps_hashes = words();
     const std::uint64_t kept = words();
     const std::uint64_t rest = h.word_count - growing_prefix_words;
-    max_doublings_ = static_cast<unsigned>(std::min<std::uint64_t>(max_doublings, 65));
-    if (!(target_ > 0.0 && target_ < 1.0) || max_doublings > 64 || doublings > 64 ||
+    max_doublings_ = static_cast<unsigned>(
+        std::min<std::uint64_t>(max_doublings, growing_max_max_doublings + 1));
+    // Each doubling at least doubles the table, which started with a bucket or more: a count
+    // above log2(buckets) is forged (and would grow past what the next load accepts).
+    if (!(target_ > 0.0 && target_ < 1.0) || max_doublings > growing_max_max_doublings ||
+        doublings >= static_cast<std::uint64_t>(std::bit_width(h.num_buckets)) ||
         keeps_hashes > 1 || (keeps_hashes == 0 && kept != 0) ||
         (keeps_hashes != 0 && h.chunks != 1) || kept > rest ||
         rest - kept != model_->table_words(h)) {

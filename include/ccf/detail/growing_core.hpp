@@ -80,6 +80,7 @@
 #include "ccf/detail/sizing.hpp"
 #include "ccf/detail/striped_locking.hpp"
 #include "ccf/hash.hpp"
+#include "ccf/params.hpp"
 
 namespace ccf::detail {
 
@@ -94,6 +95,8 @@ struct null_gate {
 inline constexpr unsigned growing_slots = 4;
 inline constexpr double growing_load = 0.95;
 inline constexpr std::size_t growing_max_kicks = 500;
+/// The most doublings a filter may be made to keep its rate for (files record at most this).
+inline constexpr unsigned growing_max_max_doublings = 64;
 /// Buckets of a chunk once the table splits (2^17 slots).
 inline constexpr std::size_t growing_chunk = std::size_t{1} << 15;
 
@@ -110,11 +113,17 @@ inline unsigned growing_width(double target, unsigned max_doublings) {
   if (!(target > 0.0 && target < 1.0)) {
     throw std::invalid_argument("ccf: the target false-positive rate must be in (0, 1)");
   }
+  // A file records at most 64 (a filter made with more could not be loaded again).
+  if (max_doublings > growing_max_max_doublings) {
+    throw std::invalid_argument("ccf: max_doublings must be at most 64, not " +
+                                std::to_string(max_doublings));
+  }
   for (unsigned w = 12; w <= 32; w += 2) {
     if (growing_fpr_bound(w, max_doublings) <= target) return w;
   }
+  // %g: std::to_string printed the best rate, 3.2e-08 at 16 doublings, as 0.000000.
   throw std::invalid_argument("ccf: a growing filter reaches a false-positive rate of at best " +
-                              std::to_string(growing_fpr_bound(32, max_doublings)) + " for " +
+                              params_format_double(growing_fpr_bound(32, max_doublings)) + " for " +
                               std::to_string(max_doublings) + " doublings");
 }
 
@@ -138,7 +147,7 @@ class growing_core {
   };
 
   growing_core(std::size_t initial_capacity, unsigned threads, const Allocator& alloc = Allocator())
-      : threads_(threads), alloc_(alloc), hashes_(hash_allocator(alloc)) {
+      : threads_(threads), alloc_(alloc), hashes_(hash_allocator_of(alloc)) {
     if (initial_capacity == 0) throw std::invalid_argument("ccf: capacity must be at least 1");
     const double wanted =
         std::ceil(static_cast<double>(initial_capacity) / (growing_slots * growing_load));
@@ -232,16 +241,15 @@ class growing_core {
   std::size_t size_in_bytes() const {
     return with_state([](const state& s) { return s.table->size_in_bytes(); });
   }
-  /// size_in_bytes() plus the hashes kept while the table is small: a node per hash (a link and
-  /// the hash, as std::unordered_multiset holds them) and a link per bucket of the set (none
-  /// while it is empty).
+  /// size_in_bytes() plus the hashes kept while the table is small: a heap block per hash (a
+  /// link and the hash, as std::unordered_multiset holds them, in glibc's smallest block of 32
+  /// bytes) and a link per bucket of the set (none while it is empty).
   std::size_t memory_in_bytes() const {
     std::shared_lock<writer_gate> writing(writers_);  // no growth: the table and set stay
     std::lock_guard<std::mutex> lk(hashes_mutex_);
-    const std::size_t kept = hashes_.empty()
-                                 ? 0
-                                 : hashes_.size() * (sizeof(void*) + sizeof(std::uint64_t)) +
-                                       hashes_.bucket_count() * sizeof(void*);
+    constexpr std::size_t node_bytes = 32;
+    const std::size_t kept =
+        hashes_.empty() ? 0 : hashes_.size() * node_bytes + hashes_.bucket_count() * sizeof(void*);
     return current_.load(std::memory_order_acquire)->table->size_in_bytes() + kept;
   }
   std::size_t chunks() const {
@@ -341,8 +349,21 @@ class growing_core {
  private:
   using writer_gate = std::conditional_t<Concurrent, sharded_rwlock, null_gate>;
 
-  using hash_allocator =
-      typename std::allocator_traits<Allocator>::template rebind_alloc<std::uint64_t>;
+  // A node is a few bytes: the table's allocator would give each a cache line of its own (a
+  // 16-byte node took 64 and more), so with it the set uses the default allocator; any other
+  // allocator (Redis's) is rebound.
+  static constexpr bool table_allocated =
+      std::is_same_v<Allocator, table_allocator<typename Allocator::value_type>>;
+  using hash_allocator = std::conditional_t<
+      table_allocated, std::allocator<std::uint64_t>,
+      typename std::allocator_traits<Allocator>::template rebind_alloc<std::uint64_t>>;
+  static hash_allocator hash_allocator_of(const Allocator& alloc) {
+    if constexpr (table_allocated) {
+      return hash_allocator();
+    } else {
+      return hash_allocator(alloc);
+    }
+  }
   using hash_set = std::unordered_multiset<std::uint64_t, std::hash<std::uint64_t>,
                                            std::equal_to<std::uint64_t>, hash_allocator>;
 
@@ -473,7 +494,7 @@ class growing_core {
         next->table->add_to_size(static_cast<std::ptrdiff_t>(hashes_.size()));
         if (k != 0) {
           keeps_hashes_ = false;
-          hashes_.clear();
+          hash_set(hash_allocator_of(alloc_)).swap(hashes_);  // clear() kept its bucket array
         }
         return next;
       }
