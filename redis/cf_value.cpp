@@ -162,6 +162,16 @@ cf_value* load_dump(std::string_view head, std::string_view body, std::string& e
       m.expansion = read_le(head, 16, 8);
       m.max_iterations = read_le(head, 24, 8);
       m.deleted = read_le(head, 32, 8);
+      // Values CF.RESERVE never takes, and a static filter's iterations that are not its own,
+      // are a forged header (CF.INFO showed "Max iterations -1").
+      const bool iterations_ok =
+          f.growing() ? m.max_iterations >= 1 && m.max_iterations <= max_max_iterations
+                      : m.max_iterations == f.max_kicks();
+      if (!iterations_ok || m.expansion > max_expansion ||
+          m.deleted > static_cast<std::uint64_t>(std::numeric_limits<long long>::max())) {
+        error = "ERR invalid dump: bad module header";
+        return nullptr;
+      }
     } else {
       m.expansion = f.growing() ? 1 : 0;
       m.max_iterations = f.max_kicks();

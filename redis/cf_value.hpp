@@ -42,6 +42,9 @@ struct filter_meta {
   std::uint64_t max_iterations = 500;
   std::uint64_t deleted = 0;
 };
+/// The largest MAXITERATIONS and EXPANSION that CF.RESERVE takes (a dump claiming more is forged).
+inline constexpr std::uint64_t max_max_iterations = 65535;
+inline constexpr std::uint64_t max_expansion = 32768;
 
 /// The module's settings (module arguments, see module.cpp).
 struct module_settings {

@@ -55,11 +55,11 @@ const char* parse_reserve_options(api::string** argv, int argc, reserve_options&
         return "ERR BUCKETSIZE parameter needs to be a positive integer";
       o.bucket_size = static_cast<unsigned>(*n);
     } else if (is_keyword(name, "MAXITERATIONS")) {
-      if (!n || *n < 1 || *n > 65535)
+      if (!n || *n < 1 || *n > static_cast<long long>(max_max_iterations))
         return "ERR MAXITERATIONS parameter needs to be a positive integer";
       o.max_iterations = static_cast<std::uint64_t>(*n);
     } else if (is_keyword(name, "EXPANSION")) {
-      if (!n || *n < 0 || *n > 32768)
+      if (!n || *n < 0 || *n > static_cast<long long>(max_expansion))
         return "ERR EXPANSION parameter needs to be a non-negative integer";
       o.expansion = static_cast<std::uint64_t>(*n);
     } else if (is_keyword(name, "ERROR")) {

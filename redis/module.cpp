@@ -10,6 +10,8 @@
 // CF.RESERVE's rate when it has no ERROR option.
 #include <ccf/version.hpp>
 
+#include <exception>
+
 #include "cf_type.hpp"
 #include "commands.hpp"
 #include "module_api.hpp"
@@ -49,6 +51,14 @@ bool parse_arguments(api::context* ctx, api::string** argv, int argc) {
                        static_cast<int>(name.size()), name.data());
       return false;
     }
+  }
+  // A DEFAULT_ERROR that no filter reaches made every CF.ADD and CF.INSERT of a new key fail.
+  try {
+    (void)ccf::filter_config::growing_for_rate(settings.default_capacity, settings.default_error);
+    (void)ccf::filter_config::for_rate(settings.default_capacity, settings.default_error);
+  } catch (const std::exception& e) {
+    api::log_message(ctx, "warning", "ccf: DEFAULT_ERROR %g: %s", settings.default_error, e.what());
+    return false;
   }
   return true;
 }

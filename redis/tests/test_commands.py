@@ -67,6 +67,9 @@ def test_reserve_errors(r):
     assert "MAXITERATIONS" in error_of(cf.create, "x", 100, None, None, 0)
     assert "EXPANSION" in error_of(cf.create, "x", 100, -1)
     assert "ERROR" in error_of(r.execute_command, "CF.RESERVE", "x", 100, "ERROR", 2)
+    # A rate no growing filter reaches names the best one (it printed "at best 0.000000").
+    unreachable = error_of(r.execute_command, "CF.RESERVE", "x", 100, "ERROR", 1e-10)
+    assert "at best 3.18512e-08" in unreachable
     assert "syntax" in error_of(r.execute_command, "CF.RESERVE", "x", 100, "COLOR", 2)
     assert "wrong number" in error_of(r.execute_command, "CF.RESERVE", "x")
     assert "wrong number" in error_of(r.execute_command, "CF.RESERVE", "x", 100, "EXPANSION")
@@ -231,6 +234,38 @@ def test_loadchunk_rejects_garbage(r):
     with pytest.raises(redis.ResponseError, match="being restored"):
         cf.info("bad")
     assert r.ping()
+
+
+def test_loadchunk_refuses_a_module_header_reserve_never_writes(r):
+    # The module's header is outside the filter's checksum: CF.INFO showed "Max iterations -1"
+    # and a negative count of deleted items from a forged one.
+    cf = r.cf()
+    cf.create("static", 1000, expansion=0, max_iterations=77)
+    cf.create("grow", 1000)
+    cf.insert("static", ["a", "b"])
+    cf.insert("grow", ["a", "b"])
+
+    def with_field(key, offset, value):
+        dump = bytearray(dump_bytes(r, key))
+        dump[offset:offset + 8] = value.to_bytes(8, "little")
+        return bytes(dump)
+
+    expansion, iterations, deleted = 16, 24, 32
+    for key, offset, value in [("static", iterations, 2**64 - 1), ("static", iterations, 78),
+                               ("grow", iterations, 0), ("grow", iterations, 65536),
+                               ("grow", expansion, 32769), ("grow", deleted, 2**63),
+                               ("static", deleted, 2**64 - 1)]:
+        forged = with_field(key, offset, value)
+        with pytest.raises(redis.ResponseError, match="bad module header"):
+            cf.loadchunk("bad", len(forged) + 1, forged)
+        assert r.exists("bad") == 0, (key, offset, value)
+    # What CF.RESERVE takes loads.
+    for key, offset, value in [("grow", iterations, 65535), ("grow", expansion, 32768),
+                               ("static", deleted, 2**63 - 1)]:
+        dump = with_field(key, offset, value)
+        assert cf.loadchunk("good", len(dump) + 1, dump) == b"OK"
+        assert cf.exists("good", "a") == 1
+        r.delete("good")
 
 
 def test_redis_cli(server, r):

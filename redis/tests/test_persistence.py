@@ -87,6 +87,15 @@ def test_a_chunk_size_too_small_for_a_dumps_headers_is_refused_at_load():
             Server(module_args=["CHUNK_SIZE", size])
 
 
+def test_a_default_error_no_filter_reaches_is_refused_at_load():
+    # The module loaded, and then every CF.ADD and CF.INSERT of a new key failed.
+    for rate in ("1e-300", "1e-9"):
+        with pytest.raises(RuntimeError, match="DEFAULT_ERROR"):
+            Server(module_args=["DEFAULT_ERROR", rate])
+    with Server(module_args=["DEFAULT_ERROR", "1e-7"]) as s:
+        assert s.client().cf().add("new", "x") == 1
+
+
 def test_dump_restore_copy_memory_usage():
     with Server() as s:
         r = s.client()
