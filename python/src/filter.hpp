@@ -118,12 +118,19 @@ class py_filter {
     bool ok = false;
     int err = 0;
     {
-      batch_guard g(*this);
-      std::ofstream out(p, std::ios::binary | std::ios::trunc);
-      if (out) f_.save(out);
-      if (out) out.close();
-      ok = !out.fail();
-      err = errno;
+      std::ofstream out;
+      {
+        py::gil_scoped_release nogil;  // opening may wait, as in from_file
+        out.open(p, std::ios::binary | std::ios::trunc);
+        err = errno;
+      }
+      if (out) {
+        batch_guard g(*this);
+        f_.save(out);
+        if (out) out.close();
+        ok = !out.fail();
+        err = errno;
+      }
     }
     if (!ok) {
       errno = err != 0 ? err : EIO;
@@ -143,10 +150,28 @@ class py_filter {
   }
   static ccf::runtime_filter from_file(py::handle path, bool concurrent) {
     const std::string p = fs_path(path);
-    std::ifstream in(p, std::ios::binary);
-    if (!in) io_error(path);
-    py::gil_scoped_release nogil;
-    return ccf::runtime_filter::load(in, kind_for(concurrent));
+    std::optional<ccf::runtime_filter> f;
+    int err = 0;
+    {
+      // Opening may wait (a FIFO that another Python thread writes): not with the GIL held.
+      py::gil_scoped_release nogil;
+      std::ifstream in(p, std::ios::binary);
+      if (!in) {
+        err = errno;
+      } else {
+        try {
+          f.emplace(ccf::runtime_filter::load(in, kind_for(concurrent)));
+        } catch (const ccf::format_error&) {
+          if (!in.bad()) throw;  // bytes that are no filter: FormatError
+          err = errno;           // the file could not be read (a directory, EIO): OSError
+        }
+      }
+    }
+    if (!f) {
+      errno = err != 0 ? err : EIO;
+      io_error(path);
+    }
+    return std::move(*f);
   }
 
  private:

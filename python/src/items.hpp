@@ -134,10 +134,17 @@ class item_hasher {
   static bool is_numpy_integer(PyObject* o) { return is_instance(o, numpy().integer); }
   std::uint64_t buffer(PyObject* o) const {
     Py_buffer view;
-    if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) != 0) {
+    if (PyObject_GetBuffer(o, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
       PyErr_Clear();
       throw py::type_error(std::string("ccf: a buffer item must be C-contiguous bytes; this ") +
                            Py_TYPE(o)->tp_name + " is not");
+    }
+    // An object array's bytes are pointers: equal arrays would be other items in each process.
+    if (view.format != nullptr &&
+        std::string_view(view.format).find('O') != std::string_view::npos) {
+      PyBuffer_Release(&view);
+      throw py::type_error(std::string("ccf: a buffer of Python objects (") + Py_TYPE(o)->tp_name +
+                           " of format 'O') is not an item: its bytes are addresses");
     }
     const std::uint64_t h = bytes(
         std::string_view(static_cast<const char*>(view.buf), static_cast<std::size_t>(view.len)));

@@ -220,10 +220,10 @@ GrowingCuckooFilter(initial_capacity, fpr=0.001, *, concurrent=True, max_doublin
                     seed=ccf.default_seed)
 
 It holds initial_capacity items before it first doubles, and keeps its false-positive rate at most
-fpr (in (0, 0.5]) for max_doublings doublings (beyond that the rate rises). Adding raises
-FilterFullError only where items added many times crowd it: the ninth copy of an item, a copy
-that finds no room while the filter is less than half full, any item while copies keep it less
-than an eighth full.)")
+fpr (in (0, 0.5]) for max_doublings doublings (at most 64; beyond them the rate rises). Adding
+raises FilterFullError only where items added many times crowd it: the ninth copy of an item, a
+copy that finds no room while the filter is less than half full, any item while copies keep it
+less than an eighth full.)")
       .def(py::init(&make_growing), py::arg("initial_capacity"), py::arg("fpr") = 0.001,
            py::kw_only(), py::arg("concurrent") = true, py::arg("max_doublings") = 16U,
            py::arg("seed") = ccf::default_seed)

@@ -112,6 +112,39 @@ def test_file_errors(tmp_path):
         filled("static").save(str(good) + "\0.bak")
     with pytest.raises(ValueError, match="null byte"):
         ccf.load(str(good) + "\0anything")
+    # A path that opens but cannot be read is an OSError, not a FormatError.
+    with pytest.raises(IsADirectoryError):
+        ccf.load(tmp_path)
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_load_and_save_open_files_without_the_gil(tmp_path, concurrent):
+    # A FIFO opens when its other end does: ccf.load opened it holding the GIL, and the Python
+    # thread that was to write into it never ran (a deadlock).
+    import os
+    import threading
+    f = filled("static", concurrent)
+    data = bytes(f)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "wb") as out:
+            out.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    loaded = ccf.load(fifo, concurrent=concurrent)
+    writer.join(timeout=20)
+    assert bytes(loaded) == data
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+    reader.start()
+    small = ccf.CuckooFilter(50, 0.01, concurrent=concurrent)  # fits in the pipe's buffer
+    small.add("x")
+    small.save(fifo)
+    reader.join(timeout=20)
+    assert got == [bytes(small)]
 
 
 def write_keys(path: pathlib.Path, keys):

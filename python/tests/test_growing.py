@@ -48,6 +48,11 @@ def test_growing_arguments():
     for huge in (2**62, 2**63 - 1):
         with pytest.raises(ValueError):
             ccf.GrowingCuckooFilter(huge)
+    # A file records at most 64: a filter made with more could not be loaded again.
+    with pytest.raises(ValueError, match="at most 64"):
+        ccf.GrowingCuckooFilter(100, 0.01, max_doublings=65)
+    most = ccf.GrowingCuckooFilter(100, 0.01, max_doublings=64)
+    assert bytes(ccf.loads(bytes(most))) == bytes(most)
 
 
 def test_memory_counts_the_hashes_a_small_filter_keeps():

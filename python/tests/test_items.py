@@ -71,6 +71,11 @@ def test_bad_items():
                 np.timedelta64(5, "s"), np.void(b"\x05")):
         with pytest.raises(TypeError):
             f.add(bad)
+    # An object array's bytes are the addresses of its objects: equal arrays were other items.
+    objects = np.array([10**15 + 1], dtype=object)
+    for bad in (objects, memoryview(objects)):
+        with pytest.raises(TypeError, match="format 'O'"):
+            f.add(bad)
     assert len(f) == 0
     # A numpy bool is an int, as a bool is.
     assert f.hash(np.bool_(True)) == f.hash(True) == f.hash(1)
