@@ -553,6 +553,37 @@ TEST(kv_fault_store, failed_put_refuses_further_writes_until_reopened) {
   }
 }
 
+TEST(kv_fault_store, a_full_disk_leaves_no_temporary_file_and_close_keeps_what_is_synced) {
+  // A snapshot or compaction that could not be written left its temporary file (as large as the
+  // index) until the next open, taking the space the log then lacked; close() on a full disk
+  // threw after the log was synced, and `ccf db get` failed after printing the value.
+  const std::function<void(kv::store&)> steps[] = {[](kv::store& s) { s.snapshot(); },
+                                                   [](kv::store& s) { s.compact(); }};
+  for (const auto& step : steps) {
+    fixture counting = build(3);
+    const std::uint64_t before = counting.fs->count(kv_fault_fs::op_write);
+    step(*counting.s);
+    const std::uint64_t writes = counting.fs->count(kv_fault_fs::op_write) - before;
+    ASSERT_GT(writes, 0u);
+    for (std::uint64_t k = 1; k <= writes; ++k) {
+      fixture f = build(3);
+      f.fs->fail(kv_fault_fs::op_write, k, true);  // the disk is full from the k-th write on
+      EXPECT_THROW(step(*f.s), kv::io_error);
+      for (const std::string& name : f.fs->list(dir)) {
+        EXPECT_TRUE(name == "log" || name == "LOCK" || name == "index") << "leftover " << name;
+      }
+      f.m.check(*f.s, false, "after the failure");
+    }
+  }
+  fixture f = build(4);  // every write synced
+  f.fs->fail(kv_fault_fs::op_write, 1, true);
+  EXPECT_NO_THROW(f.s->close());
+  EXPECT_FALSE(f.fs->exists(dir + "/index.tmp"));
+  f.fs->heal();
+  f.s = kv::store::open(dir, fault_options(f.fs));
+  f.m.check(*f.s, true, "reopened");
+}
+
 TEST(kv_fault_store, refused_after_a_failed_sync_of_the_log) {
   // However the log's sync fails (sync(), snapshot(), close()), its unsynced bytes may be lost
   // while a later sync succeeds: the store must refuse writes until reopened, as after a put's.

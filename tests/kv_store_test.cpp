@@ -392,6 +392,13 @@ TEST(kv_store_growth, grows_from_a_tiny_index_and_loses_nothing) {
   EXPECT_TRUE(s->opened().snapshot_used);
   EXPECT_EQ(s->stats().rehashes, st.rehashes);
   EXPECT_EQ(count_wrong(*s, n), 0u);
+  // A compaction's snapshot keeps the count too (reopened from it, the store said 0).
+  s->compact();
+  EXPECT_EQ(s->stats().rehashes, st.rehashes);
+  s->close();
+  s = store::open(dir / "db", o);
+  EXPECT_TRUE(s->opened().snapshot_used);
+  EXPECT_EQ(s->stats().rehashes, st.rehashes);
 
   // Replayed into an index sized for the key count: dense (about 8 bytes a slot at 90 %+ load).
   s->close();

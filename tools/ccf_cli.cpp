@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -438,6 +439,9 @@ int run_reporting(F&& f, int usage_code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file past the size limit (ulimit -f) is a write error, exit 2 with a message and the
+  // temporary file removed: SIGXFSZ killed the tool with neither.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"ccf: cuckoo filter files (docs/cli.md is the manual)"};
   app.set_version_flag("--version", std::string("ccf ") + ccf::version_string);
   app.require_subcommand(1);

@@ -36,11 +36,20 @@ inline std::string message_of(const std::exception& e) {
   return std::string(m);
 }
 
-/// The whole contents of a file.
-inline std::string read_file(const std::string& path) {
+/// The whole contents of a file of at most `max_bytes` bytes; a longer one is refused once that
+/// many are read (/dev/zero grew the tool to gigabytes before the store refused the value).
+inline std::string read_file(const std::string& path, std::size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string data;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (n > max_bytes - data.size()) {
+      throw cli_error(2, "'" + path + "' holds more than " + std::to_string(max_bytes) + " bytes");
+    }
+    data.append(buf, n);
+  }
   if (in.bad()) throw cli_error(2, "error reading '" + path + "': " + errno_text());
   return data;
 }

@@ -4,7 +4,8 @@
 # bytes, an empty file, a file of one 4 KiB block repeated 500 times that must be stored once, a
 # size that is not a multiple of the chunk size, another --chunk-size), several files in one store
 # (--name), export to "-" and refusal to replace a directory, a torn tail recovered, and clear
-# errors (exit 1 or 2 and a message, never a crash) for a garbage log and a missing store.
+# errors (exit 1 or 2 and a message, never a crash) for a garbage log and a missing store, a value
+# file too long, and files past the size limit (ulimit -f).
 # Usage: db_run.sh path/to/ccf
 set -euo pipefail
 ccf=$1
@@ -201,4 +202,29 @@ ls "$mid"/dropped-* > /dev/null 2>&1 || fail "--recover kept no copy of the reco
 timeout 60 "$ccf" db import "$work/self" "$work/self/log" --name self 2> /dev/null ||
   fail "import of the store's own log: exit $? (124: it never ended)"
 "$ccf" db export "$work/self" "$work/self-out" --name self || fail "export of the imported log"
+# A value file longer than the largest value is refused once that many bytes are read (the tool
+# read /dev/zero until memory ran out), and a put whose value cannot be read creates no store.
+run bash -c "ulimit -v 4000000; exec timeout 60 \"\$0\" db put \"\$1\" k --value-file /dev/zero" \
+  "$ccf" "$work/zero" 2> "$work/err"
+[ $rc = 2 ] && grep -q "more than 1073741823 bytes" "$work/err" ||
+  fail "put --value-file /dev/zero: exit $rc: $(cat "$work/err")"
+run "$ccf" db put "$work/unread" k --value-file "$work/no-such-value" 2> "$work/err"
+[ $rc = 2 ] && [ ! -e "$work/unread" ] ||
+  fail "a put whose value is missing: exit $rc, or it made a store"
+
+# Past the file-size limit (ulimit -f) a put is a write error, exit 2 with a message (SIGXFSZ
+# killed the tool, exit 153), and the store keeps what it had.
+"$ccf" db put "$work/limited" small v
+head -c 3000000 /dev/urandom > "$work/big-value"
+run bash -c "ulimit -f 1024; exec \"\$0\" db put \"\$1\" big --value-file \"\$2\"" \
+  "$ccf" "$work/limited" "$work/big-value" 2> "$work/err"
+[ $rc = 2 ] && grep -q "File too large" "$work/err" ||
+  fail "put past the file-size limit: exit $rc: $(cat "$work/err")"
+[ "$("$ccf" db get "$work/limited" small 2> /dev/null)" = v ] ||
+  fail "the store lost a value after a put past the file-size limit"
+run bash -c "ulimit -f 8; exec \"\$0\" build -k \"\$1\" -o \"\$2\" --fpr 0.01" \
+  "$ccf" "$work/big-value" "$work/limited.ccf" 2> "$work/err"
+[ $rc = 2 ] || fail "build past the file-size limit: exit $rc: $(cat "$work/err")"
+! ls "$work"/.ccf-* > /dev/null 2>&1 ||
+  fail "build past the file-size limit left its temporary file"
 echo "cli db: all checks passed"

@@ -178,8 +178,9 @@ class store {
   const std::string& path() const noexcept { return dir_; }
 
   /// Syncs the log, writes the index snapshot if the log grew since the last one, stops the
-  /// background syncer and releases the directory. Further calls do nothing; other members
-  /// throw std::logic_error.
+  /// background syncer and releases the directory; closes in any case, then throws io_error if
+  /// the sync failed (a snapshot that cannot be written is skipped: it only spares the next
+  /// open its replay). Further calls do nothing; other members throw std::logic_error.
   void close();
 
  private:

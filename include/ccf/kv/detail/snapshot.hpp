@@ -53,12 +53,10 @@ struct snapshot_meta {
   std::uint64_t last_checksum = 0;  // and its checksum
 };
 
-/// Writes the snapshot of `index` to `path` (through a temporary file; the caller syncs the
-/// directory).
-inline void write_snapshot(file_system& fs, const std::string& path, const kv_index& index,
-                           const snapshot_meta& meta) {
-  const std::string tmp = path + ".tmp";
-  std::unique_ptr<file> f = fs.open(tmp, file_system::open_mode::create);
+/// Writes the snapshot of `index` into the file `path`, synced.
+inline void write_snapshot_file(file_system& fs, const std::string& path, const kv_index& index,
+                                const snapshot_meta& meta) {
+  std::unique_ptr<file> f = fs.open(path, file_system::open_mode::create);
   f->truncate(0);
   const auto& ix = index.engine().indexer();
   std::vector<std::byte> out(snapshot_header_size);
@@ -85,8 +83,23 @@ inline void write_snapshot(file_system& fs, const std::string& path, const kv_in
   sink(XXH3_64bits(out.data(), out.size()));
   f->write_at(0, out);
   f->sync();
-  f.reset();
-  fs.rename(tmp, path);
+}
+
+/// Writes the snapshot of `index` to `path` (through a temporary file, removed when the write
+/// fails: a full disk kept it, as large as the index; the caller syncs the directory).
+inline void write_snapshot(file_system& fs, const std::string& path, const kv_index& index,
+                           const snapshot_meta& meta) {
+  const std::string tmp = path + ".tmp";
+  try {
+    write_snapshot_file(fs, tmp, index, meta);
+    fs.rename(tmp, path);
+  } catch (...) {
+    try {
+      if (fs.exists(tmp)) fs.remove(tmp);
+    } catch (...) {
+    }
+    throw;
+  }
 }
 
 /// Whether the record at meta.last_record is the one the snapshot names and ends at

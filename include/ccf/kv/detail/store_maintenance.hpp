@@ -112,6 +112,7 @@ inline void store::compact() {
     meta.log_id = t.log->header().id;
     meta.position = t.end;
     meta.records = t.records;
+    meta.rehashes = rehashes_;  // stats() said 2 in the process, 0 when reopened from this one
     meta.live_bytes = t.live_bytes;
     meta.last_record = t.last_record;
     if (t.last_record != 0)
@@ -214,7 +215,9 @@ inline void store::close() {
     syncer_cv_.notify_all();
     syncer_.join();
   }
-  // Closes in any case; a failure to sync or to write the snapshot is reported afterwards.
+  // Closes in any case; a failure to sync is reported afterwards. The snapshot only spares the
+  // next open its replay: one that cannot be written (a full disk) loses nothing, and is not an
+  // error (every `ccf db get` on a full disk failed here, after printing the value).
   std::exception_ptr error;
   {
     committer_guard g(*this);
@@ -226,9 +229,14 @@ inline void store::close() {
     if (failure.empty()) {
       try {
         sync_to(appended_.load());
-        if (appended_.load() != snapshot_position_) write_snapshot_locked();
       } catch (...) {
         error = std::current_exception();
+      }
+    }
+    if (failure.empty() && !error && appended_.load() != snapshot_position_) {
+      try {
+        write_snapshot_locked();
+      } catch (const std::exception&) {
       }
     }
     std::lock_guard<std::mutex> lk(queue_mutex_);
