@@ -387,7 +387,7 @@ class kv_fault_fs final : public ccf::kv::file_system,
   mutable std::mutex m_;
   std::size_t capacity_;
   std::map<std::string, std::shared_ptr<inode>> visible_, durable_;
-  std::set<std::string> dirs_{"."};
+  std::set<std::string> dirs_{".", "/"};
   std::set<std::string> locks_;
   bool viewable_ = true;
   unsigned fault_ops_ = 0;

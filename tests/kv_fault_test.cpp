@@ -553,6 +553,30 @@ TEST(kv_fault_store, failed_put_refuses_further_writes_until_reopened) {
   }
 }
 
+TEST(kv_fault_store, creating_a_store_syncs_the_directory_that_holds_it) {
+  // The new directory's entry in its parent was never synced: a power loss could take the store
+  // and every write acknowledged in it.
+  fs_ptr fs = kv_fault_fs::make();
+  std::vector<std::string> synced;
+  fs->set_hook([&](kv_fault_fs::op o, const std::string& path) {
+    if (o == kv_fault_fs::op_sync_directory) synced.push_back(path);
+  });
+  auto s = kv::store::open(dir, fault_options(fs));
+  ASSERT_FALSE(synced.empty());
+  EXPECT_EQ(synced.front(), "/") << "the parent is synced first, before the store's files";
+  s->close();
+  synced.clear();
+  s = kv::store::open(dir, fault_options(fs));  // an existing store: nothing new in "/"
+  EXPECT_EQ(std::count(synced.begin(), synced.end(), "/"), 0);
+  s.reset();
+  fs->set_hook(nullptr);
+  using kv::detail::parent_directory;
+  EXPECT_EQ(parent_directory("db"), ".");
+  EXPECT_EQ(parent_directory("data/db/"), "data");
+  EXPECT_EQ(parent_directory("/db"), "/");
+  EXPECT_EQ(parent_directory("/srv//db"), "/srv/");
+}
+
 TEST(kv_fault_store, a_full_disk_leaves_no_temporary_file_and_close_keeps_what_is_synced) {
   // A snapshot or compaction that could not be written left its temporary file (as large as the
   // index) until the next open, taking the space the log then lacked; close() on a full disk

@@ -39,6 +39,15 @@ inline std::unique_ptr<kv_index> rebuild_index(const log_file& log, std::uint64_
   }
 }
 
+/// The directory that holds `path` ("." for a bare name).
+inline std::string parent_directory(std::string path) {
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? std::string("/") : path.substr(0, slash);
+}
+
 /// max(a, v) into a, atomically.
 inline void raise_to(std::atomic<std::uint64_t>& a, std::uint64_t v) noexcept {
   for (std::uint64_t cur = a.load(); cur < v && !a.compare_exchange_weak(cur, v);) {
@@ -55,6 +64,9 @@ inline store::store(const std::string& path, const options& o)
       throw std::invalid_argument("ccf::kv: there is no store at '" + dir_ + "'");
     }
     fs_->create_directory(dir_);
+    // The new directory's entry is durable before any write is acknowledged: a power loss lost
+    // the whole store with it.
+    fs_->sync_directory(detail::parent_directory(dir_));
   }
   // Checked before the lock too: a directory that holds no store is left without a LOCK file.
   if (!fs_->exists(file("log"))) {
