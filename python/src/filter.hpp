@@ -113,21 +113,33 @@ class py_filter {
     }
     return py::bytes(reinterpret_cast<const char*>(b.data()), b.size());
   }
+  /// Writes the filter's file. Opening and writing may wait (a FIFO that another Python thread
+  /// reads), so neither holds the GIL: a sequential filter, which the GIL guards, is serialised
+  /// first; a concurrent one streams under its shared lock. A failed write is an OSError.
   void save(py::handle path) const {
     const std::string p = fs_path(path);
+    std::vector<std::byte> bytes;
+    if (!concurrent_) bytes = f_.to_bytes();
     bool ok = false;
     int err = 0;
     {
-      std::ofstream out;
-      {
-        py::gil_scoped_release nogil;  // opening may wait, as in from_file
-        out.open(p, std::ios::binary | std::ios::trunc);
-        err = errno;
-      }
+      std::optional<batch_guard> streaming;
+      if (concurrent_) streaming.emplace(*this);  // releases the GIL
+      std::optional<py::gil_scoped_release> nogil;
+      if (!concurrent_) nogil.emplace();
+      std::ofstream out(p, std::ios::binary | std::ios::trunc);
+      err = errno;
       if (out) {
-        batch_guard g(*this);
-        f_.save(out);
-        if (out) out.close();
+        try {
+          if (concurrent_) {
+            f_.save(out);
+          } else {
+            out.write(reinterpret_cast<const char*>(bytes.data()),
+                      static_cast<std::streamsize>(bytes.size()));
+          }
+          out.close();
+        } catch (const std::runtime_error&) {  // stream_out: the stream failed
+        }
         ok = !out.fail();
         err = errno;
       }

@@ -132,6 +132,19 @@ class item_hasher {
     return r == 1;
   }
   static bool is_numpy_integer(PyObject* o) { return is_instance(o, numpy().integer); }
+  /// Whether a buffer format (struct module syntax) has a Python object field ('O'), outside the
+  /// :names: of a structure's fields.
+  static bool holds_objects(std::string_view format) noexcept {
+    bool in_name = false;
+    for (const char c : format) {
+      if (c == ':') {
+        in_name = !in_name;
+      } else if (!in_name && c == 'O') {
+        return true;
+      }
+    }
+    return false;
+  }
   std::uint64_t buffer(PyObject* o) const {
     Py_buffer view;
     if (PyObject_GetBuffer(o, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
@@ -140,8 +153,7 @@ class item_hasher {
                            Py_TYPE(o)->tp_name + " is not");
     }
     // An object array's bytes are pointers: equal arrays would be other items in each process.
-    if (view.format != nullptr &&
-        std::string_view(view.format).find('O') != std::string_view::npos) {
+    if (view.format != nullptr && holds_objects(view.format)) {
       PyBuffer_Release(&view);
       throw py::type_error(std::string("ccf: a buffer of Python objects (") + Py_TYPE(o)->tp_name +
                            " of format 'O') is not an item: its bytes are addresses");

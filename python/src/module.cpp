@@ -205,7 +205,7 @@ CuckooFilter(capacity, fpr=0.001, *, concurrent=True, seed=ccf.default_seed)
 capacity: the items it must hold; fpr: the target false-positive rate, in (0, 0.5]. The layout of
 least memory for them is picked (fingerprint bits and slots per bucket). Adding to a full filter
 raises FilterFullError. concurrent=True: threads may use it at once and batch calls release the
-GIL; concurrent=False: a faster single-threaded table that keeps the GIL.)")
+GIL; concurrent=False: a faster single-threaded table that holds the GIL while it works.)")
       .def(py::init(&make_static), py::arg("capacity"), py::arg("fpr") = 0.001, py::kw_only(),
            py::arg("concurrent") = true, py::arg("seed") = ccf::default_seed)
       .def_static("frombytes", &from_bytes_as<static_filter>, py::arg("data"), py::kw_only(),

@@ -137,14 +137,23 @@ def test_load_and_save_open_files_without_the_gil(tmp_path, concurrent):
     loaded = ccf.load(fifo, concurrent=concurrent)
     writer.join(timeout=20)
     assert bytes(loaded) == data
+    # Saving into a FIFO that a Python thread reads: a filter larger than the pipe's buffer waits
+    # for the reader while it writes, not only while it opens.
     got = []
     reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
     reader.start()
-    small = ccf.CuckooFilter(50, 0.01, concurrent=concurrent)  # fits in the pipe's buffer
-    small.add("x")
-    small.save(fifo)
+    large = ccf.CuckooFilter(200_000, 0.001, concurrent=concurrent)
+    large.update(WORDS)
+    assert len(bytes(large)) > 1 << 18
+    large.save(fifo)
     reader.join(timeout=20)
-    assert got == [bytes(small)]
+    assert got == [bytes(large)]
+
+
+def test_a_failed_write_is_an_oserror():
+    for concurrent in (True, False):
+        with pytest.raises(OSError):
+            filled("static", concurrent).save("/dev/full")  # it was a RuntimeError
 
 
 def write_keys(path: pathlib.Path, keys):

@@ -76,6 +76,11 @@ def test_bad_items():
     for bad in (objects, memoryview(objects)):
         with pytest.raises(TypeError, match="format 'O'"):
             f.add(bad)
+    # A structure whose field is named with an O holds no object: it is an item.
+    fields = np.zeros(2, dtype=[("Open", "<i4")])
+    f.add(fields)
+    assert fields in f and f.hash(fields) == f.hash(fields.tobytes())
+    f.remove(fields)
     assert len(f) == 0
     # A numpy bool is an int, as a bool is.
     assert f.hash(np.bool_(True)) == f.hash(True) == f.hash(1)
