@@ -320,10 +320,19 @@ inline void store::commit(std::vector<detail::pending_write*>& batch) {
   const std::uint64_t end = start + bytes.size();
   appended_.store(end, std::memory_order_release);
   if (options_.sync == durability::every_write) detail::raise_to(synced_, end);
-  for (const auto& [w, offset] : records) {
-    detail::record_view r{w->key, w->value, w->erase,
-                          detail::record_size(w->key.size(), w->value.size())};
-    apply(offset, r);
+  try {
+    for (const auto& [w, offset] : records) {
+      detail::record_view r{w->key, w->value, w->erase,
+                            detail::record_size(w->key.size(), w->value.size())};
+      apply(offset, r);
+    }
+  } catch (const std::exception& e) {
+    // The records are in the log but not all in the index (an older record failed its checksum
+    // when a key was compared, or memory ran out): the index no longer describes the log, so no
+    // more writes, and no snapshot of it (close() wrote one, and the records were lost).
+    std::lock_guard<std::mutex> lk(queue_mutex_);
+    failure_ = std::string("ccf::kv: the store failed and must be reopened: ") + e.what();
+    throw;
   }
   if (options_.sync == durability::group &&
       unsynced_writes_.fetch_add(records.size()) + records.size() >= options_.group_writes) {
