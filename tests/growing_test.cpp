@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #if defined(__GLIBC__)
+#if __GLIBC_PREREQ(2, 33) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #include <malloc.h>
+#define GLIBC_HEAP_COUNTED 1  // mallinfo2 counts what the heap holds
+#endif
 #endif
 
 #include <algorithm>
@@ -119,7 +122,7 @@ TEST(growing_filter, memory_counts_the_hashes_a_small_filter_keeps) {
 /// Bytes the heap holds (glibc's count of blocks in use, mapped ones included); nothing where
 /// the allocator is not glibc's (sanitizers replace it).
 std::optional<std::size_t> heap_in_use() {
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(GLIBC_HEAP_COUNTED)
   const struct mallinfo2 m = ::mallinfo2();
   return m.uordblks + m.hblkhd;
 #else
