@@ -264,6 +264,19 @@ TYPED_TEST(contract, thesis_table_api) {
   EXPECT_FALSE(f.insert_tag_to_bucket(p.i1, p.tag, true, old));
   EXPECT_EQ(old, other);
   EXPECT_TRUE(f.find_tag_in_buckets(p.i1, p.i1, p.tag));
+  // A tag wider than the slot is refused by every call (delete_tag_from_bucket took its low
+  // bits, another item's tag, and that item was lost); tag 0 is an empty slot, never found.
+  const auto wide = static_cast<typename TypeParam::tag_type>(
+      (std::uint64_t{1} << TypeParam::fingerprint_bits) | p.tag);
+  if (TypeParam::fingerprint_bits < 32) {
+    EXPECT_THROW((void)f.find_tag_in_buckets(p.i1, p.i2, wide), std::invalid_argument);
+    EXPECT_THROW(f.delete_tag_from_bucket(p.i1, wide), std::invalid_argument);
+    EXPECT_THROW(f.write_tag(p.i1, 0, wide), std::invalid_argument);
+    EXPECT_THROW(f.insert_tag_to_bucket(p.i1, wide, true, old), std::invalid_argument);
+    EXPECT_TRUE(f.find_tag_in_buckets(p.i1, p.i1, p.tag)) << "a refused call changed the table";
+  }
+  f.write_tag(p.i1, 0, 0);
+  EXPECT_FALSE(f.find_tag_in_buckets(p.i1, p.i2, 0)) << "an empty slot is no tag";
   EXPECT_THROW(f.read_tag(f.num_buckets(), 0), std::out_of_range);
   EXPECT_THROW(f.write_tag(0, TypeParam::slots_per_bucket, 1), std::out_of_range);
 }

@@ -191,7 +191,10 @@ struct blocked_bloom_shape {
 /// Throws std::invalid_argument when no k <= 64 reaches it with less than 2^16 bits per item.
 inline blocked_bloom_shape blocked_bloom_shape_for(double fpr) {
   const double plain = std::numbers::log2e * std::log2(1.0 / fpr);
-  const double c_low = 0.9 * plain;  // a blocked filter never beats the plain one
+  // A blocked filter never beats the plain one; and at least a bit per item: for rates near 1 the
+  // bound went to 0, and the model's tables with it to millions of keys per block (0.99999 took
+  // 23 s, 1 - 1e-12 threw bad_alloc).
+  const double c_low = std::max(0.9 * plain, 1.0);
   const double c_cap = 65536.0;
   const std::size_t max_keys =
       blocked_bloom_max_keys(static_cast<double>(bloom_block_bits) / c_low);

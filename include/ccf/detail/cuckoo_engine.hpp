@@ -298,15 +298,20 @@ class cuckoo_engine {
     });
     count_.add(static_cast<std::ptrdiff_t>(old == 0) - static_cast<std::ptrdiff_t>(tag == 0));
   }
+  /// Whether bucket i1 or i2 holds `tag`; never for 0 (an empty slot is no tag). A tag wider
+  /// than the slot is refused, here and below (its low bits are another item's tag: deleting it
+  /// lost that item).
   bool find_tag_in_buckets(std::size_t i1, std::size_t i2,
                            tag_type tag) const requires Layout::tag_only {
     check_slot(i1, 0);
     check_slot(i2, 0);
-    return contains(position{i1, i2, tag});
+    check_tag(tag, true);
+    return tag != 0 && contains(position{i1, i2, tag});
   }
   /// Removes one copy of `tag` from bucket i.
   bool delete_tag_from_bucket(std::size_t i, tag_type tag) requires Layout::tag_only {
     check_slot(i, 0);
+    check_tag(tag, true);
     return tag != 0 && erase(position{i, i, tag});
   }
   /// Puts `tag` (non-zero) in a free slot of bucket i (true). When the bucket is full and

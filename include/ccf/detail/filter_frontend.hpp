@@ -145,7 +145,9 @@ class basic_filter {
   /// Returns how many were inserted: exactly keys[0, result) are added (keys[result] is the first
   /// one refused when result < keys.size()). Large batches are inserted chunk by chunk, so other
   /// threads of a concurrent filter may see them in another order, and briefly see a key after a
-  /// refused one, which is then erased again.
+  /// refused one, which is then erased again. Within a slot or so of full, the keys placed after
+  /// a deferred key may take the room its path needed: keys[result] can be refused where inserts
+  /// one at a time would have placed it (and refused a later key instead).
   std::size_t insert_many(std::span<const Key> keys) {
     return batch_insert(engine_, keys.size(), [&](std::size_t k) { return hash_of(keys[k]); });
   }
