@@ -213,6 +213,35 @@ TYPED_TEST(contract, clear_empties_the_filter) {
   EXPECT_EQ(f.size(), keys.size());
 }
 
+TYPED_TEST(contract, a_moved_from_filter_is_an_empty_filter) {
+  // It crashed: contains() read a null table, and a concurrent filter's size() a null counter.
+  TypeParam f(10000);
+  const auto keys = make_keys(5000, 8);
+  for (u64 k : keys)
+    ASSERT_TRUE(f.insert(k));
+  TypeParam g(std::move(f));
+  EXPECT_EQ(g.size(), keys.size());
+  EXPECT_EQ(f.size(), 0u);  // NOLINT(bugprone-use-after-move): the state under test
+  EXPECT_TRUE(f.empty());
+  EXPECT_FALSE(f.contains(keys[0]));
+  ASSERT_TRUE(f.insert(keys[0]));
+  EXPECT_TRUE(f.contains(keys[0]));
+  EXPECT_EQ(f.size(), 1u);
+  TypeParam h(100);
+  h = std::move(g);
+  EXPECT_EQ(g.size(), 0u);  // NOLINT(bugprone-use-after-move)
+  EXPECT_FALSE(g.contains(keys[1]));
+  g.clear();
+  const TypeParam copy(g.to_bytes());
+  EXPECT_EQ(copy.size(), 0u);
+  std::size_t found = 0;
+  for (u64 k : keys)
+    found += h.contains(k) ? 1 : 0;
+  EXPECT_EQ(found, keys.size());
+  h = std::move(h);  // NOLINT: self-move leaves it as it was
+  EXPECT_EQ(h.size(), keys.size());
+}
+
 TYPED_TEST(contract, bad_arguments_throw_clear_errors) {
   EXPECT_THROW(TypeParam(0), std::invalid_argument);
   EXPECT_THROW(TypeParam(std::size_t{1} << 62), std::length_error);

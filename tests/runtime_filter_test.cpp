@@ -225,6 +225,31 @@ TEST(runtime_filter_errors, unsupported_layouts_throw_invalid_argument_with_a_me
   EXPECT_NE(construction_error({.capacity = 10, .kind = static_cast<filter_kind>(7)}), "");
 }
 
+TEST(runtime_filter, a_moved_from_filter_is_an_empty_filter_of_its_shape) {
+  // size() of a moved-from runtime filter crashed on its null model.
+  for (const filter_config& c :
+       {filter_config::for_rate(1000, 0.01), filter_config::growing_for_rate(100, 0.001),
+        filter_config::growing_for_rate(100, 0.001, filter_kind::concurrent)}) {
+    runtime_filter f(c);
+    for (int i = 0; i < 900; ++i)
+      ASSERT_TRUE(f.insert(std::to_string(i)));
+    runtime_filter g(std::move(f));
+    EXPECT_EQ(g.size(), 900u);
+    EXPECT_TRUE(g.contains("7"));
+    EXPECT_EQ(f.size(), 0u);  // NOLINT(bugprone-use-after-move): the state under test
+    EXPECT_FALSE(f.contains("7"));
+    EXPECT_EQ(f.growing(), c.growing);
+    EXPECT_EQ(f.fingerprint_bits(), g.fingerprint_bits());
+    ASSERT_TRUE(f.insert("again"));
+    EXPECT_TRUE(f.contains("again"));
+    runtime_filter h(filter_config::for_rate(10, 0.1));
+    h = std::move(g);
+    EXPECT_EQ(h.size(), 900u);
+    EXPECT_EQ(g.size(), 0u);  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(runtime_filter::load(std::span<const std::byte>(g.to_bytes())).size(), 0u);
+  }
+}
+
 TEST(runtime_filter_errors, kind_names_round_trip) {
   for (filter_kind k : {filter_kind::sequential, filter_kind::concurrent, filter_kind::lockfree})
     EXPECT_EQ(ccf::parse_filter_kind(ccf::to_string(k)), k);

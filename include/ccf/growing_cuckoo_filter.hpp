@@ -92,6 +92,9 @@ class growing_model {
   /// False when the kept hashes disagree with the table.
   virtual bool set_contents(std::size_t items, unsigned doublings, bool keeps_hashes,
                             const std::vector<std::uint64_t>& hashes) = 0;
+  /// An empty model of the same width for one item, with the same threads and allocator (what a
+  /// moved-from filter keeps).
+  virtual std::unique_ptr<growing_model> empty_like() const = 0;
 };
 
 template <unsigned W, bool Concurrent, class Allocator>
@@ -100,6 +103,9 @@ class growing_model_of final : public growing_model {
   using core_type = growing_core<W, Concurrent, Allocator>;
   growing_model_of(std::size_t capacity, unsigned threads, const Allocator& alloc)
       : core_(capacity, threads, alloc) {}
+  std::unique_ptr<growing_model> empty_like() const override {
+    return std::make_unique<growing_model_of>(1, core_.threads(), core_.get_allocator());
+  }
 
   bool insert(std::uint64_t h) override { return core_.insert(h); }
   bool contains(std::uint64_t h) const override { return core_.contains(h); }
@@ -217,6 +223,32 @@ class basic_growing_filter {
         seed_(o.seed),
         key_seed_(key_seed(o.seed)),
         model_(make_growing_model<Concurrent>(width_, initial_capacity, o.threads, alloc)) {}
+
+  /// A move leaves `other` an empty filter for one item with its settings, made first (so the
+  /// move may throw std::bad_alloc, and then changes nothing); a moved-from filter answers every
+  /// call as an empty one does (it crashed on its null model).
+  basic_growing_filter(basic_growing_filter&& other)
+      : target_(other.target_),
+        max_doublings_(other.max_doublings_),
+        width_(other.width_),
+        seed_(other.seed_),
+        key_seed_(other.key_seed_),
+        model_(other.model_->empty_like()) {
+    std::swap(model_, other.model_);
+  }
+  basic_growing_filter& operator=(basic_growing_filter&& other) {
+    if (this != &other) {
+      basic_growing_filter taken(std::move(other));
+      std::swap(target_, taken.target_);
+      std::swap(max_doublings_, taken.max_doublings_);
+      std::swap(width_, taken.width_);
+      std::swap(seed_, taken.seed_);
+      std::swap(key_seed_, taken.key_seed_);
+      std::swap(model_, taken.model_);
+    }
+    return *this;
+  }
+  ~basic_growing_filter() = default;
 
   /// Loads a filter saved by save(); throws ccf::format_error like the other filters.
   explicit basic_growing_filter(std::istream& in, unsigned threads = 0,

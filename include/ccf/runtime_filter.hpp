@@ -266,6 +266,21 @@ class basic_runtime_filter {
         slots_(c.growing ? detail::growing_slots : c.slots_per_bucket),
         kind_(c.kind) {}
 
+  /// A move leaves `other` an empty filter of its shape (its model's filter moved out: see the
+  /// typed filters' moves); a moved-from runtime filter answers every call as an empty one does.
+  basic_runtime_filter(basic_runtime_filter&& other)
+      : impl_(other.impl_->take()), bits_(other.bits_), slots_(other.slots_), kind_(other.kind_) {}
+  basic_runtime_filter& operator=(basic_runtime_filter&& other) {
+    if (this != &other) {
+      impl_ = other.impl_->take();
+      bits_ = other.bits_;
+      slots_ = other.slots_;
+      kind_ = other.kind_;
+    }
+    return *this;
+  }
+  ~basic_runtime_filter() = default;
+
   /// A filter saved by any ccf filter over string keys with chunked_alternate (or by
   /// runtime_filter), as `kind`; a growing filter's file loads as a growing filter. Throws
   /// ccf::format_error as the typed filters do (and for a global_alternate filter's file).

@@ -66,6 +66,8 @@ class bucket_table {
   }
   ~bucket_table() { release(); }
 
+  allocator_type get_allocator() const noexcept { return alloc_; }
+
   std::size_t num_buckets() const noexcept { return num_buckets_; }
   std::size_t size_in_bytes() const noexcept { return words_ * sizeof(word_type); }
   std::span<word_type> words() noexcept { return {data_, words_}; }

@@ -114,6 +114,36 @@ class cuckoo_engine {
         max_kicks_(max_kicks),
         capacity_(capacity) {}
 
+  /// A move leaves `other` an empty table for one item with its settings, made first (a few
+  /// bytes, so the move may throw std::bad_alloc, and then changes nothing): a moved-from filter
+  /// answers every call as an empty one does (contains() and size() crashed on its null table).
+  cuckoo_engine(cuckoo_engine&& other)
+      : cuckoo_engine(plan(1, other.indexer_.chunk_size()), 1, other.max_kicks_,
+                      Allocator(other.table_.get_allocator())) {
+    swap(other);
+  }
+  cuckoo_engine& operator=(cuckoo_engine&& other) {
+    if (this != &other) {
+      cuckoo_engine taken(std::move(other));
+      swap(taken);
+    }
+    return *this;
+  }
+  cuckoo_engine(const cuckoo_engine&) = default;  // where the table and protocol copy
+  cuckoo_engine& operator=(const cuckoo_engine&) = default;
+  ~cuckoo_engine() = default;
+
+  void swap(cuckoo_engine& other) noexcept {
+    using std::swap;
+    swap(indexer_, other.indexer_);
+    swap(table_, other.table_);
+    swap(protocol_, other.protocol_);
+    swap(count_, other.count_);
+    swap(hops_, other.hops_);
+    swap(max_kicks_, other.max_kicks_);
+    swap(capacity_, other.capacity_);
+  }
+
   /// The indexer (bucket count and chunking) of a table for `capacity` items. Throws
   /// std::invalid_argument for capacity 0, std::length_error when the count would overflow.
   static indexer_type plan(std::size_t capacity, std::size_t max_chunk) {

@@ -259,6 +259,8 @@ class growing_core {
   std::size_t capacity() const {
     return static_cast<std::size_t>(growing_load * static_cast<double>(size_in_tags()));
   }
+  unsigned threads() const noexcept { return threads_; }
+  const Allocator& get_allocator() const noexcept { return alloc_; }
   /// Times the table doubled (each a rebuild or a split).
   unsigned doublings() const noexcept { return doublings_.load(std::memory_order_relaxed); }
   /// Splits that made the current table (the k of its 2^k chunks).

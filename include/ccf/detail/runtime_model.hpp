@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <span>
 #include <string_view>
@@ -47,6 +48,9 @@ class runtime_model {
   virtual void save(std::ostream& out) const = 0;
   virtual std::vector<std::byte> to_bytes() const = 0;
   // Growing filters only.
+  /// A model that holds this one's filter, moved out of it: this one keeps the moved-from filter,
+  /// an empty one (what a moved-from runtime filter holds).
+  virtual std::unique_ptr<runtime_model> take() = 0;
   virtual bool growing() const noexcept { return false; }
   virtual unsigned doublings() const noexcept { return 0; }
   virtual double fpr_bound() const { return 0.0; }
@@ -98,6 +102,9 @@ template <class Filter>
 class runtime_model_of final : public forwarding_model<Filter> {
  public:
   using forwarding_model<Filter>::forwarding_model;
+  std::unique_ptr<runtime_model> take() override {
+    return std::make_unique<runtime_model_of>(std::move(this->f_));
+  }
   std::size_t max_kicks() const noexcept override { return this->f_.max_kicks(); }
   std::size_t relocations() const noexcept override { return this->f_.relocations(); }
 };
@@ -109,6 +116,9 @@ class growing_runtime_model final
                                                    Concurrent, Allocator>> {
  public:
   using growing_runtime_model::forwarding_model::forwarding_model;
+  std::unique_ptr<runtime_model> take() override {
+    return std::make_unique<growing_runtime_model>(std::move(this->f_));
+  }
   std::size_t max_kicks() const noexcept override { return growing_max_kicks; }
   std::size_t relocations() const noexcept override { return 0; }
   bool growing() const noexcept override { return true; }
