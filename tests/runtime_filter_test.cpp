@@ -15,9 +15,11 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <ccf/filter_file.hpp>
+#include <ccf/growing_cuckoo_filter.hpp>
 #include <ccf/params.hpp>
 #include <ccf/runtime_filter.hpp>
 
@@ -227,6 +229,10 @@ TEST(runtime_filter_errors, unsupported_layouts_throw_invalid_argument_with_a_me
 
 TEST(runtime_filter, a_moved_from_filter_is_an_empty_filter_of_its_shape) {
   // size() of a moved-from runtime filter crashed on its null model.
+  static_assert(std::is_nothrow_move_constructible_v<runtime_filter> &&
+                std::is_nothrow_move_assignable_v<runtime_filter>);
+  static_assert(std::is_nothrow_move_constructible_v<ccf::growing_cuckoo_filter<u64>> &&
+                std::is_nothrow_move_assignable_v<ccf::concurrent_growing_cuckoo_filter<u64>>);
   for (const filter_config& c :
        {filter_config::for_rate(1000, 0.01), filter_config::growing_for_rate(100, 0.001),
         filter_config::growing_for_rate(100, 0.001, filter_kind::concurrent)}) {

@@ -224,10 +224,10 @@ class basic_growing_filter {
         key_seed_(key_seed(o.seed)),
         model_(make_growing_model<Concurrent>(width_, initial_capacity, o.threads, alloc)) {}
 
-  /// A move leaves `other` an empty filter for one item with its settings, made first (so the
-  /// move may throw std::bad_alloc, and then changes nothing); a moved-from filter answers every
-  /// call as an empty one does (it crashed on its null model).
-  basic_growing_filter(basic_growing_filter&& other)
+  /// A move leaves `other` an empty filter for one item with its settings, made first: a
+  /// moved-from filter answers every call as an empty one does (it crashed on its null model).
+  /// As the engine's, the move is noexcept: no memory for that small filter ends the program.
+  basic_growing_filter(basic_growing_filter&& other) noexcept
       : target_(other.target_),
         max_doublings_(other.max_doublings_),
         width_(other.width_),
@@ -236,7 +236,7 @@ class basic_growing_filter {
         model_(other.model_->empty_like()) {
     std::swap(model_, other.model_);
   }
-  basic_growing_filter& operator=(basic_growing_filter&& other) {
+  basic_growing_filter& operator=(basic_growing_filter&& other) noexcept {
     if (this != &other) {
       basic_growing_filter taken(std::move(other));
       std::swap(target_, taken.target_);

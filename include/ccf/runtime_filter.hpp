@@ -268,9 +268,10 @@ class basic_runtime_filter {
 
   /// A move leaves `other` an empty filter of its shape (its model's filter moved out: see the
   /// typed filters' moves); a moved-from runtime filter answers every call as an empty one does.
-  basic_runtime_filter(basic_runtime_filter&& other)
+  /// noexcept, as the typed filters' moves: no memory for the new model ends the program.
+  basic_runtime_filter(basic_runtime_filter&& other) noexcept
       : impl_(other.impl_->take()), bits_(other.bits_), slots_(other.slots_), kind_(other.kind_) {}
-  basic_runtime_filter& operator=(basic_runtime_filter&& other) {
+  basic_runtime_filter& operator=(basic_runtime_filter&& other) noexcept {
     if (this != &other) {
       impl_ = other.impl_->take();
       bits_ = other.bits_;

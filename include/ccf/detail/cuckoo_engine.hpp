@@ -114,23 +114,35 @@ class cuckoo_engine {
         max_kicks_(max_kicks),
         capacity_(capacity) {}
 
-  /// A move leaves `other` an empty table for one item with its settings, made first (a few
-  /// bytes, so the move may throw std::bad_alloc, and then changes nothing): a moved-from filter
-  /// answers every call as an empty one does (contains() and size() crashed on its null table).
-  cuckoo_engine(cuckoo_engine&& other)
+  /// A move leaves `other` an empty table for one item with its settings, made first: a
+  /// moved-from filter answers every call as an empty one does (contains() and size() crashed on
+  /// its null table). The move stays noexcept (a throwing one makes std::vector copy whole
+  /// tables when it grows), so running out of memory for that small table (a few KiB with the
+  /// counters and locks) ends the program.
+  cuckoo_engine(cuckoo_engine&& other) noexcept
       : cuckoo_engine(plan(1, other.indexer_.chunk_size()), 1, other.max_kicks_,
                       Allocator(other.table_.get_allocator())) {
     swap(other);
   }
-  cuckoo_engine& operator=(cuckoo_engine&& other) {
+  cuckoo_engine& operator=(cuckoo_engine&& other) noexcept {
     if (this != &other) {
       cuckoo_engine taken(std::move(other));
       swap(taken);
     }
     return *this;
   }
-  cuckoo_engine(const cuckoo_engine&) = default;  // where the table and protocol copy
-  cuckoo_engine& operator=(const cuckoo_engine&) = default;
+  /// Copies where the table, protocol and counters copy (the sequential filter); an assignment
+  /// that runs out of memory throws and leaves the target as it was.
+  cuckoo_engine(const cuckoo_engine&) = default;
+  cuckoo_engine& operator=(const cuckoo_engine& other) requires(
+      std::is_copy_constructible_v<table_type>&& std::is_copy_constructible_v<Protocol>&&
+          std::is_copy_constructible_v<counter_type>) {
+    if (this != &other) {
+      cuckoo_engine copy(other);
+      swap(copy);
+    }
+    return *this;
+  }
   ~cuckoo_engine() = default;
 
   void swap(cuckoo_engine& other) noexcept {

@@ -266,6 +266,9 @@ class store {
   void grow();
   void sync_to(std::uint64_t end);
   void write_snapshot_locked();
+  /// Refuses every later write until the store is reopened, naming `e` (noexcept: where memory
+  /// ran out the store still stops, with a shorter message).
+  void mark_failed(const std::exception& e) noexcept;
   void background_syncer(const std::stop_token& stop);
   void recover(const options& o);
   void refuse_files_of_another_store() const;

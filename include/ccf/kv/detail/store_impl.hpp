@@ -313,8 +313,7 @@ inline void store::commit(std::vector<detail::pending_write*>& batch) {
       ++syncs_;
     }
   } catch (const std::exception& e) {
-    std::lock_guard<std::mutex> lk(queue_mutex_);
-    failure_ = std::string("ccf::kv: the store failed and must be reopened: ") + e.what();
+    mark_failed(e);
     throw;
   }
   const std::uint64_t end = start + bytes.size();
@@ -330,8 +329,7 @@ inline void store::commit(std::vector<detail::pending_write*>& batch) {
     // The records are in the log but not all in the index (an older record failed its checksum
     // when a key was compared, or memory ran out): the index no longer describes the log, so no
     // more writes, and no snapshot of it (close() wrote one, and the records were lost).
-    std::lock_guard<std::mutex> lk(queue_mutex_);
-    failure_ = std::string("ccf::kv: the store failed and must be reopened: ") + e.what();
+    mark_failed(e);
     throw;
   }
   if (options_.sync == durability::group &&
@@ -368,12 +366,20 @@ inline void store::sync_to(std::uint64_t end) {
     g->log->raw().sync();
   } catch (const std::exception& e) {
     // After a failed sync nothing is known of what reached the disk: no more writes.
-    std::lock_guard<std::mutex> q(queue_mutex_);
-    failure_ = std::string("ccf::kv: the store failed and must be reopened: ") + e.what();
+    mark_failed(e);
     throw;
   }
   ++syncs_;
   detail::raise_to(synced_, target);
+}
+
+inline void store::mark_failed(const std::exception& e) noexcept {
+  std::lock_guard<std::mutex> lk(queue_mutex_);
+  try {
+    failure_ = std::string("ccf::kv: the store failed and must be reopened: ") + e.what();
+  } catch (...) {
+    failure_ = "ccf::kv: failed";  // 15 characters: kept in the string itself, no allocation
+  }
 }
 
 inline void store::write_snapshot_locked() {
@@ -406,8 +412,7 @@ inline void store::background_syncer(const std::stop_token& stop) {
     try {
       sync_to(appended_.load());
     } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> q(queue_mutex_);
-      failure_ = std::string("ccf::kv: the store failed and must be reopened: ") + e.what();
+      mark_failed(e);
     }
     lk.lock();
   }

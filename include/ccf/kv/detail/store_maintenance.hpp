@@ -125,8 +125,7 @@ inline void store::compact() {
       fs_->sync_directory(dir_);
     } catch (const std::exception& e) {
       // Whether the rename is durable is unknown: refuse writes until the store is reopened.
-      std::lock_guard<std::mutex> lk(queue_mutex_);
-      failure_ = std::string("ccf::kv: the store failed and must be reopened: ") + e.what();
+      mark_failed(e);
       throw;
     }
     switch_to(detail::generation{t.log, std::move(t.index)}, t);
