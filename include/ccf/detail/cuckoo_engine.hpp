@@ -133,10 +133,11 @@ class cuckoo_engine {
   }
   /// Copies where the table, protocol and counters copy (the sequential filter); an assignment
   /// that runs out of memory throws and leaves the target as it was.
+  static constexpr bool copyable = std::is_copy_constructible_v<table_type> &&
+                                   std::is_copy_constructible_v<Protocol> &&
+                                   std::is_copy_constructible_v<counter_type>;
   cuckoo_engine(const cuckoo_engine&) = default;
-  cuckoo_engine& operator=(const cuckoo_engine& other) requires(
-      std::is_copy_constructible_v<table_type>&& std::is_copy_constructible_v<Protocol>&&
-          std::is_copy_constructible_v<counter_type>) {
+  cuckoo_engine& operator=(const cuckoo_engine& other) requires copyable {
     if (this != &other) {
       cuckoo_engine copy(other);
       swap(copy);

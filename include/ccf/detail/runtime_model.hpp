@@ -47,10 +47,10 @@ class runtime_model {
   virtual void clear() = 0;
   virtual void save(std::ostream& out) const = 0;
   virtual std::vector<std::byte> to_bytes() const = 0;
-  // Growing filters only.
   /// A model that holds this one's filter, moved out of it: this one keeps the moved-from filter,
   /// an empty one (what a moved-from runtime filter holds).
   virtual std::unique_ptr<runtime_model> take() = 0;
+  // Growing filters only.
   virtual bool growing() const noexcept { return false; }
   virtual unsigned doublings() const noexcept { return 0; }
   virtual double fpr_bound() const { return 0.0; }
