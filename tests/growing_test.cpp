@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -137,6 +138,7 @@ TEST(growing_filter, memory_in_bytes_is_what_the_heap_holds_for_it) {
   if (!before) return;  // no glibc heap to measure (sanitizer builds)
   auto expect_near = [&](const ccf::growing_cuckoo_filter<u64>& f, const char* when) {
     const std::size_t heap = *heap_in_use() - *before, reported = f.memory_in_bytes();
+    std::printf("[ growing ] %s: heap %zu bytes, memory_in_bytes %zu\n", when, heap, reported);
     EXPECT_LE(static_cast<double>(heap), 1.5 * static_cast<double>(reported))
         << when << ": heap " << heap << ", memory_in_bytes " << reported;
     EXPECT_LE(static_cast<double>(reported), 1.5 * static_cast<double>(heap) + 65536)

@@ -239,16 +239,19 @@ class basic_growing_filter {
   basic_growing_filter& operator=(basic_growing_filter&& other) noexcept {
     if (this != &other) {
       basic_growing_filter taken(std::move(other));
-      std::swap(target_, taken.target_);
-      std::swap(max_doublings_, taken.max_doublings_);
-      std::swap(width_, taken.width_);
-      std::swap(seed_, taken.seed_);
-      std::swap(key_seed_, taken.key_seed_);
-      std::swap(model_, taken.model_);
+      swap(taken);
     }
     return *this;
   }
   ~basic_growing_filter() = default;
+  void swap(basic_growing_filter& other) noexcept {
+    std::swap(target_, other.target_);
+    std::swap(max_doublings_, other.max_doublings_);
+    std::swap(width_, other.width_);
+    std::swap(seed_, other.seed_);
+    std::swap(key_seed_, other.key_seed_);
+    std::swap(model_, other.model_);
+  }
 
   /// Loads a filter saved by save(); throws ccf::format_error like the other filters.
   explicit basic_growing_filter(std::istream& in, unsigned threads = 0,
