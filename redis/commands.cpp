@@ -2,8 +2,9 @@
 // redis/commands.cpp: CF.RESERVE, CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX, CF.EXISTS,
 // CF.MEXISTS, CF.DEL, CF.COUNT, CF.INFO (the dump commands are in dump_commands.cpp).
 //
-// Every write that reaches a filter is replicated verbatim: insertion is deterministic (ccf's
-// breadth-first search, no randomness), so a replica ends with the same table.
+// Every write that changes a filter is replicated verbatim: insertion is deterministic (ccf's
+// breadth-first search, no randomness), so a replica ends with the same table. A write that
+// changes nothing and fails is not (a replica would replay the failure).
 #include <exception>
 #include <memory>
 #include <vector>
@@ -118,12 +119,22 @@ cf_value* filter_for_insert(api::context* ctx, key_handle& key, std::size_t capa
 int add_command(api::context* ctx, api::string** argv, int argc, bool nx) {
   if (argc != 3) return api::wrong_arity(ctx);
   key_handle key(ctx, argv[1], api::mode_read | api::mode_write);
+  const bool created = key.lookup() == key_handle::state::missing;
   cf_value* v = filter_for_insert(ctx, key, settings.default_capacity, true);
   if (v == nullptr) return api::ok;
-  api::replicate_verbatim(ctx);
   const std::string_view item = arg(argv[2]);
-  if (nx && v->get().contains(item)) return api::reply_with_long_long(ctx, 0);
-  if (!v->get().insert(item)) return api::reply_with_error(ctx, err_full);
+  if (nx && v->get().contains(item)) {
+    if (created) api::replicate_verbatim(ctx);
+    return api::reply_with_long_long(ctx, 0);
+  }
+  const std::size_t buckets = v->get().num_buckets();
+  const bool inserted = v->get().insert(item);
+  // Only a command that changed the filter goes to replicas and the AOF: a replica that replays
+  // one that fails ("full") reports the error to its master (or panics, with
+  // propagation-error-behavior panic), and the AOF would no longer load. A refused insert
+  // changes nothing unless the growing filter doubled for it first.
+  if (inserted || created || v->get().num_buckets() != buckets) api::replicate_verbatim(ctx);
+  if (!inserted) return api::reply_with_error(ctx, err_full);
   return api::reply_with_long_long(ctx, 1);
 }
 

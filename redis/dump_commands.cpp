@@ -83,8 +83,11 @@ int loadchunk(api::context* ctx, api::string** argv, int argc) {
   } else {
     error = continue_load(key, offset, data, changed);
   }
-  // A replica runs the same chunk to the same end (a bad last chunk deletes the key there too).
-  if (changed) api::replicate_verbatim(ctx);
+  // A replica runs the same chunk to the same end. A bad last chunk deleted the key: the replica
+  // and the AOF get a DEL, not the failing chunk (replayed, it would report the error to the
+  // master, or stop an AOF from loading).
+  if (changed && error.empty()) api::replicate_verbatim(ctx);
+  if (changed && !error.empty()) api::replicate(ctx, "DEL", "s", argv[1]);
   if (!error.empty()) return api::reply_with_error(ctx, error.c_str());
   return api::reply_with_simple_string(ctx, "OK");
 }

@@ -44,6 +44,7 @@ bool fetch_all(context* ctx) {
          fetch("RedisModule_ReplyWithStringBuffer", reply_with_string_buffer) &&
          fetch("RedisModule_ReplyWithNull", reply_with_null) &&
          fetch("RedisModule_ReplicateVerbatim", replicate_verbatim) &&
+         fetch("RedisModule_Replicate", replicate) &&
          fetch("RedisModule_SaveUnsigned", save_unsigned) &&
          fetch("RedisModule_LoadUnsigned", load_unsigned) &&
          fetch("RedisModule_SaveStringBuffer", save_string_buffer) &&

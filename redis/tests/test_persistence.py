@@ -66,9 +66,18 @@ def test_restart_from_aof_log_and_rewrite(chunk_size):
         r = s.client()
         assert wait_until(lambda: aof_idle(r))
         dumps = populate(r)
+        # Failed writes stay out of the log: replayed, they stopped the AOF from loading (with
+        # propagation-error-behavior panic) or logged errors.
+        r.execute_command("CF.RESERVE", "tiny", 4, "EXPANSION", 0, "BUCKETSIZE", 2)
+        with pytest.raises(redis.ResponseError, match="(?i)full"):
+            for i in range(100):
+                r.cf().add("tiny", f"t{i}")
+        tiny = canonical(dump_bytes(r, "tiny"))
+        s.args += ["--propagation-error-behavior", "panic"]
         s.restart()  # replays the logged commands
         r = s.client()
         check(r, dumps)
+        assert canonical(dump_bytes(r, "tiny")) == tiny
         r.execute_command("BGREWRITEAOF")
         assert wait_until(lambda: aof_idle(r), timeout=30)
         aof_dir = os.path.join(s.dir, "appendonlydir")

@@ -84,3 +84,47 @@ def test_replica_of_small_growing_filter_is_identical():
         with Server("--replicaof", HOST, str(m.port)) as rs:
             master, replica = synced_then_rebuilt(m, rs)
             assert canonical(dump_bytes(master, "g")) == canonical(dump_bytes(replica, "g"))
+
+
+def fill_until_full(cf, key):
+    """CF.ADD distinct items to a small static filter until it answers "full"; returns the
+    number of errors seen (a few, and then more for CF.ADDNX)."""
+    errors = 0
+    for i in range(200):
+        try:
+            cf.add(key, f"f{i}")
+        except redis.ResponseError as e:
+            assert "full" in str(e).lower()
+            errors += 1
+    for i in range(200, 210):
+        with pytest.raises(redis.ResponseError, match="(?i)full"):
+            cf.addnx(key, f"f{i}")
+        errors += 1
+    return errors
+
+
+def test_failed_writes_do_not_reach_the_replica():
+    # CF.ADD was replicated before it ran: a replica replayed every "filter full" and reported
+    # the error to its master, or panicked with propagation-error-behavior panic. A CF.LOADCHUNK
+    # whose last chunk was bad reached it as that failing chunk too; it now gets a DEL.
+    with Server() as m:
+        master = m.client()
+        with Server("--replicaof", HOST, str(m.port),
+                    "--propagation-error-behavior", "panic") as rs:
+            replica = rs.client()
+            assert wait_until(lambda: in_sync(master, replica), timeout=30)
+            master.execute_command("CF.RESERVE", "tiny", 8, "EXPANSION", 0, "BUCKETSIZE", 2)
+            assert fill_until_full(master.cf(), "tiny") > 10
+            master.cf().insert("source", [f"s{i}" for i in range(100)])
+            dump = bytearray(dump_bytes(master, "source"))
+            dump[len(dump) // 2] ^= 1
+            master.execute_command("CF.LOADCHUNK", "broken", 301, bytes(dump[:300]))
+            with pytest.raises(redis.ResponseError, match="invalid dump"):
+                master.execute_command("CF.LOADCHUNK", "broken", len(dump) + 1, bytes(dump[300:]))
+            master.execute_command("WAIT", 1, 10_000)
+            assert wait_until(lambda: in_sync(master, replica), timeout=30)
+            assert rs.proc.poll() is None, rs.log()
+            assert "errorstat_ERR" not in replica.info("errorstats"), rs.log()
+            assert replica.exists("broken") == 0
+            assert dump_bytes(master, "tiny") == dump_bytes(replica, "tiny")
+
