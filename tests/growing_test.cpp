@@ -94,12 +94,29 @@ TEST(growing_filter, bits_per_item_are_those_of_a_static_filter_plus_at_most_fiv
   std::size_t i = 0;
   while (f.doublings() < 8)
     f.insert(present(i++));
-  const std::size_t at = f.capacity();  // the insert that reaches it doubles the table
-  while (f.size() + 1 < at)
+  const std::size_t at = f.capacity();  // the insert past it doubles the table
+  while (f.size() < at)
     f.insert(present(i++));
   EXPECT_EQ(f.doublings(), 8u);
   const double bits = 8.0 * static_cast<double>(f.size_in_bytes()) / static_cast<double>(f.size());
   EXPECT_LE(bits, ccf::detail::growing_width(1e-3, 16) / 0.94) << "bits per item when full";
+}
+
+TEST(growing_filter, holds_its_capacity_before_it_first_doubles) {
+  // A filter made for N items doubled at the N-th insert (twice the memory `ccf build --grow`
+  // needed for N keys).
+  for (const std::size_t n : {std::size_t{1}, std::size_t{5000}, std::size_t{50000}}) {
+    ccf::growing_cuckoo_filter<u64> f(n, 1e-3);
+    const std::size_t cap = f.capacity();
+    ASSERT_GE(cap, n);
+    for (std::size_t i = 0; i < cap; ++i)
+      ASSERT_TRUE(f.insert(present(i)));
+    EXPECT_EQ(f.doublings(), 0u) << n;
+    ASSERT_TRUE(f.insert(present(cap)));
+    EXPECT_EQ(f.doublings(), 1u) << n;
+    for (std::size_t i = 0; i <= cap; ++i)
+      ASSERT_TRUE(f.contains(present(i)));
+  }
 }
 
 TEST(growing_filter, memory_counts_the_hashes_a_small_filter_keeps) {

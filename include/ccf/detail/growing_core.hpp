@@ -185,7 +185,8 @@ class growing_core {
         if (inserted) {
           items_.add(1);
           if (keeps_hashes_) remember(h);
-          full = s->table->size() >=
+          // Past capacity(): a filter made for N items holds N before it first doubles.
+          full = s->table->size() >
                  static_cast<std::size_t>(growing_load * static_cast<double>(s->slots()));
         } else if (doubled_for_room || stays_refused(*s, p, h)) {
           return false;
@@ -255,7 +256,7 @@ class growing_core {
   std::size_t chunks() const {
     return with_state([](const state& s) { return std::size_t{1} << s.k; });
   }
-  /// Items the table takes before it doubles.
+  /// Items the table takes before it doubles (the insert of one more doubles it).
   std::size_t capacity() const {
     return static_cast<std::size_t>(growing_load * static_cast<double>(size_in_tags()));
   }
@@ -460,7 +461,7 @@ class growing_core {
     if constexpr (Concurrent) epochs_.synchronize();  // no lookup still reads `old`
     return true;
   }
-  /// The doubling an insert that went in asks for at 95 % load. The item is in: if the table
+  /// The doubling an insert that went in asks for past 95 % load. The item is in: if the table
   /// cannot double now (no memory, or no table for the kept hashes), it stays as it is and a
   /// later insert asks again.
   void grow_after_insert(const state* seen) {
