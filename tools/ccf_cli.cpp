@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -41,6 +42,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ccf/hash.hpp>
 #include <ccf/runtime_filter.hpp>
 #include <ccf/version.hpp>
 
@@ -113,15 +115,33 @@ std::uint64_t for_each_key(const key_args& a, const char* what, OnKey&& on_key,
 }
 
 /// The distinct hashes of the keys of `a` (keys with equal hashes are the same key to a filter).
+/// For a growing filter (`growing`) they come in the order of mix64 of each, not increasing: its
+/// chunk is a hash's top bits, so hashes in increasing order fill one chunk after another, and
+/// the first full chunk refused keys while the table was far from full (docs/growing.md). mix64
+/// is a bijection: equal hashes still end up next to each other. A static filter's batches and
+/// bulk builds group hashes by chunk themselves.
 std::vector<std::uint64_t> distinct_hashes(const key_args& a, const char* what, std::uint64_t seed,
-                                           std::uint64_t& keys) {
+                                           bool growing, std::uint64_t& keys) {
   std::vector<std::uint64_t> hashes;
   keys = for_each_key(a, what, [&](std::string_view k) {
     hashes.push_back(ccf::runtime_filter::key_hash(k, seed));
   });
-  std::sort(hashes.begin(), hashes.end());
+  if (growing) {
+    std::sort(hashes.begin(), hashes.end(),
+              [](std::uint64_t x, std::uint64_t y) { return ccf::mix64(x) < ccf::mix64(y); });
+  } else {
+    std::sort(hashes.begin(), hashes.end());
+  }
   hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
   return hashes;
+}
+
+/// What a refusal says to do: a static filter needs more room, a growing one refuses only keys
+/// that collide with ones it holds, or once it doubled as often as it may.
+std::string full_advice(const ccf::runtime_filter& f) {
+  return f.growing() ? "a growing filter refuses a key whose buckets hold only entries that "
+                       "collide with it, or once it doubled as often as it may"
+                     : "raise --capacity or use --grow";
 }
 
 ccf::runtime_filter load(const std::string& path) {
@@ -247,7 +267,7 @@ void describe(const ccf::runtime_filter& f, const std::string& path, const std::
 
 int cmd_build(const build_args& a) {
   std::uint64_t keys = 0;
-  const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "build", a.seed, keys);
+  const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "build", a.seed, a.grow, keys);
   const std::string from = a.in.path.empty() ? "the keys given" : "'" + a.in.path + "'";
   if (hashes.empty() && a.capacity == 0) throw cli_error(2, "no keys in " + from);
   const std::size_t n = a.capacity != 0 ? a.capacity : hashes.size();
@@ -256,8 +276,8 @@ int cmd_build(const build_args& a) {
   if (r.refused != 0) {
     throw cli_error(3, "filter full: " + std::to_string(r.refused) + " of " +
                            std::to_string(hashes.size()) + " distinct keys did not fit in a " +
-                           "filter for " + std::to_string(f.capacity()) +
-                           " items; raise --capacity or use --grow");
+                           "filter for " + std::to_string(f.capacity()) + " items; " +
+                           full_advice(f));
   }
   save(f, a.out);
   if (!a.quiet) {
@@ -279,13 +299,15 @@ int cmd_add(const change_args& a) {
   const locked_file lock(a.filter);
   ccf::runtime_filter f = load(a.filter, lock.fd());
   std::uint64_t keys = 0;
-  const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "add", f.seed(), keys);
+  const std::vector<std::uint64_t> hashes =
+      distinct_hashes(a.in, "add", f.seed(), f.growing(), keys);
   const std::size_t added = f.insert_many_hashes(hashes);
   if (added != hashes.size()) {
     throw cli_error(3, "filter full: '" + a.filter + "' took " + std::to_string(added) + " of " +
-                           std::to_string(hashes.size()) +
-                           " distinct keys; it is unchanged (rebuild it with a larger "
-                           "--capacity, or with --grow)");
+                           std::to_string(hashes.size()) + " distinct keys; it is unchanged (" +
+                           (f.growing() ? full_advice(f)
+                                        : "rebuild it with a larger --capacity, or with --grow") +
+                           ")");
   }
   save(f, a.filter);
   if (!a.quiet) describe(f, a.filter, "added " + std::to_string(hashes.size()) + " keys");
@@ -296,7 +318,7 @@ int cmd_remove(const change_args& a) {
   const locked_file lock(a.filter);
   ccf::runtime_filter f = load(a.filter, lock.fd());
   std::uint64_t keys = 0;
-  const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "remove", f.seed(), keys);
+  const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "remove", f.seed(), false, keys);
   std::size_t removed = 0;
   for (std::uint64_t h : hashes)
     removed += f.erase_hash(h) ? 1 : 0;
@@ -405,8 +427,28 @@ int cmd_info(const std::string& path) {
 
 // ---- command line ----
 
+/// An empty path (an unset shell variable) is an error, not standard input.
+std::string not_empty_path(const std::string& path) {
+  return path.empty() ? "an empty path names no file ('-' is standard input)" : "";
+}
+
+/// A non-negative integer that fits in 64 bits, decimal or 0x hexadecimal: CLI11 took -1 as
+/// 2^64 - 1 and clamped larger numbers to it.
+std::string unsigned_64(const std::string& text) {
+  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const char* first = text.data() + (hex ? 2 : 0);
+  const char* last = text.data() + text.size();
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(first, last, value, hex ? 16 : 10);
+  if (first == last || end != last || ec != std::errc()) {
+    return "'" + text + "' is not an integer from 0 to 18446744073709551615";
+  }
+  return "";
+}
+
 void add_key_options(CLI::App* cmd, key_args& in) {
-  cmd->add_option("-k,--keys", in.path, "key file, one key per line ('-': standard input)");
+  cmd->add_option("-k,--keys", in.path, "key file, one key per line ('-': standard input)")
+      ->check(not_empty_path);
   cmd->add_flag("-z,--null", in.null_separated, "keys are separated by NUL bytes, not newlines");
 }
 
@@ -442,6 +484,7 @@ int main(int argc, char** argv) {
   // A file past the size limit (ulimit -f) is a write error, exit 2 with a message and the
   // temporary file removed: SIGXFSZ killed the tool with neither.
   std::signal(SIGXFSZ, SIG_IGN);
+  ccf_tool::hold_standard_descriptors();
   CLI::App app{"ccf: cuckoo filter files (docs/cli.md is the manual)"};
   app.set_version_flag("--version", std::string("ccf ") + ccf::version_string);
   app.require_subcommand(1);
@@ -460,11 +503,13 @@ int main(int argc, char** argv) {
   slots->excludes(fpr);
   auto* grow = build->add_flag("--grow", b.grow, "a growing filter: doubles when full");
   grow->excludes(bits)->excludes(slots);
-  build->add_option("--capacity", b.capacity,
-                    "items the filter holds (with --grow: before it first doubles; default: the "
-                    "number of distinct keys)");
+  build
+      ->add_option("--capacity", b.capacity,
+                   "items the filter holds (with --grow: before it first doubles; default: the "
+                   "number of distinct keys)")
+      ->check(unsigned_64);
   build->add_option("--threads", b.threads, "threads that fill the filter (default: all cores)");
-  build->add_option("--seed", b.seed, "hash seed");
+  build->add_option("--seed", b.seed, "hash seed")->check(unsigned_64);
   build->add_flag("-q,--quiet", b.quiet, "no summary on standard error");
 
   change_args add_a, remove_a;
@@ -498,7 +543,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (e.get_exit_code() == 0) {  // --help, --version
+      app.exit(e);
+      if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::fprintf(stderr, "ccf: error writing standard output: %s\n", std::strerror(errno));
+        return 2;
+      }
+      return 0;
+    }
     // One line, as every other error: "ccf: " and CLI11's message.
     std::fprintf(stderr, "ccf: %s (ccf --help shows the usage)\n", e.what());
     return querying ? 2 : 1;

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +26,21 @@ struct cli_error : std::runtime_error {
 
 inline std::string errno_text() {
   return std::strerror(errno);
+}
+
+/// Puts /dev/null on each of descriptors 0, 1 and 2 that is closed, so that no file the tool opens
+/// takes its number: a filter file opened as descriptor 0 was read again as the keys of standard
+/// input, and one opened as 1 would receive the output. It is opened write-only for standard
+/// input and read-only for the others, so using them still fails (EBADF) as it would have.
+inline void hold_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int opened = ::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+    if (opened >= 0 && opened != fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+  }
 }
 
 /// A library message without its "ccf: " / "ccf::kv: " prefix (the tool adds its own, once).
@@ -56,7 +72,8 @@ inline std::string read_file(const std::string& path, std::size_t max_bytes) {
 
 /// The temporary file being written, removed by SIGINT, SIGTERM or SIGHUP before the signal
 /// ends the process (the tool writes one output file at a time). The handler only unlinks and
-/// re-raises, both async-signal-safe.
+/// re-raises, both async-signal-safe. A signal the tool was started ignoring (nohup, a background
+/// job of a script) stays ignored.
 struct pending_temporary {
   static inline char path[4096];
   static inline volatile std::sig_atomic_t set = 0;
@@ -68,8 +85,11 @@ struct pending_temporary {
   }
   static void hold(const std::string& p) {
     static const bool installed = [] {
-      for (int sig : {SIGINT, SIGTERM, SIGHUP})
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        struct sigaction now {};
+        if (::sigaction(sig, nullptr, &now) == 0 && now.sa_handler == SIG_IGN) continue;
         std::signal(sig, on_signal);
+      }
       return true;
     }();
     (void)installed;

@@ -398,6 +398,25 @@ if want grow; then
   cat grow1.txt grow2.txt grow3.txt > grow123.txt
   check_eq "remove from a growing filter: the other keys are all present" 0 \
     "$(count_selected grow.ccf grow123.txt -v)"
+  # Keys in one run, from a one-key filter: they went in by increasing hash, which fills a
+  # growing filter one chunk at a time, and the first full chunk refused keys ("took 126445 of
+  # 1000000" at a million).
+  printf 'one\n' > one.txt
+  ccf build -q -k one.txt -o tiny.ccf --grow
+  keys batch- 1 1000000 > batch.txt
+  rc=0
+  ccf add -q tiny.ccf -k batch.txt 2> err || rc=$?
+  check_rc "add 1000000 keys in one run to a one-key growing filter" 0 "$rc" err
+  check_eq "one run of adds: no false negatives" 0 "$(count_selected tiny.ccf batch.txt -v)"
+  rc=0
+  ccf build -q -k batch.txt -o tiny.ccf --grow --capacity 100 --threads 1 2> err || rc=$?
+  check_rc "build --grow --capacity 100 from 1000000 keys, one thread" 0 "$rc" err
+  check_eq "build --grow from a small capacity: no false negatives" 0 \
+    "$(count_selected tiny.ccf batch.txt -v)"
+  # N keys fit a growing filter built for N (it doubled at the N-th: twice the memory).
+  keys cap- 1 5000 > cap.txt
+  ccf build -q -k cap.txt -o cap.ccf --grow
+  check_eq "build --grow from 5000 keys: doublings" 0 "$(info_field cap.ccf doublings)"
   check_no_temp_files "growing filter" "$work"
 fi
 
@@ -766,6 +785,55 @@ if want errors; then
   expect_error "usage error (unknown option): the message" 1 "frobnicate" -- \
     ccf build -k keys.txt -o u.ccf --frobnicate
   expect_error "usage error (query --all -v): the message" 2 -- ccf query static.ccf --all -v k
+  # An empty key path (an unset variable) read standard input; numbers below 0 or past 2^64 - 1
+  # were taken as 2^64 - 1.
+  expect_error "build -k ''" 1 "empty path" -- ccf build -k '' -o e.ccf
+  expect_error "query -k ''" 2 "empty path" -- ccf query static.ccf -k ''
+  [ ! -e e.ccf ] || fail "build -k ''" "no file written" "e.ccf exists"
+  for seed in -1 18446744073709551616 99999999999999999999999 12x; do
+    expect_error "build --seed $seed" 1 "--seed" "'$seed'" -- ccf build -k keys.txt -o s.ccf --seed "$seed"
+  done
+  expect_error "build --capacity -1" 1 "--capacity" -- ccf build -k keys.txt -o s.ccf --capacity -1
+  ccf build -k few.txt -o s.ccf --seed 18446744073709551615 -q 2> err ||
+    fail "build --seed 2^64 - 1" "exit status 0" "$(cat err)"
+  # Help and version that cannot be written are errors.
+  if [ -c /dev/full ]; then
+    for flag in --help --version; do
+      rc=0
+      ccf "$flag" > /dev/full 2> err || rc=$?
+      check_rc "ccf $flag > /dev/full" 2 "$rc" err
+      check_one_error "ccf $flag > /dev/full" err
+    done
+  fi
+  # A closed standard input or output: the filter file took descriptor 0 and was read again as
+  # the keys ("added 0 keys", exit 0); now reading or writing them fails.
+  cp static.ccf closed.ccf
+  rc=0
+  ccf add closed.ccf <&- 2> err || rc=$?
+  check_rc "add with standard input closed" 2 "$rc" err
+  check_file_has "add with standard input closed: the reason" err "standard input"
+  check_same_file "add with standard input closed: the filter unchanged" static.ccf closed.ccf
+  rc=0
+  ccf query closed.ccf -k keys.txt >&- 2> err || rc=$?
+  check_rc "query with standard output closed" 2 "$rc" err
+  check_same_file "query with standard output closed: the filter unchanged" static.ccf closed.ccf
+  # A signal the tool was started ignoring (nohup, a background job of a script) stays ignored:
+  # SIGHUP sent while it writes its file killed it, with no file written.
+  keys hup- 1 1000 > hup.txt
+  (
+    trap '' HUP
+    exec "$ccf_bin" build -q -k hup.txt -o hup.ccf --capacity 40000000
+  ) 2> err &
+  hup_pid=$!
+  for _ in $(seq 400); do
+    kill -HUP "$hup_pid" 2> /dev/null || break
+    sleep 0.01
+  done
+  rc=0
+  wait "$hup_pid" || rc=$?
+  check_rc "build with SIGHUP ignored, sent SIGHUP while it runs" 0 "$rc" err
+  [ -s hup.ccf ] || fail "build with SIGHUP ignored: the file" "hup.ccf written" "none"
+  check_no_temp_files "build with SIGHUP ignored" "$work"
 fi
 
 elapsed=$((SECONDS - started))
