@@ -56,4 +56,35 @@ if bounded 300 cmake -S "$here/consumer" -B "$work/consumer-noxxhash" -DCMAKE_PR
   echo "configured although xxhash.h is missing" >&2; false
 fi
 grep -q "libxxhash-dev" "$work/noxxhash.log" || { cat "$work/noxxhash.log" >&2; false; }
+step "find_package(ccf) from a consumer whose cmake_minimum_required is 3.1 (IN_LIST off)"
+mkdir -p "$work/old-policy"
+cat > "$work/old-policy/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.1)
+project(old_policy LANGUAGES CXX)
+find_package(ccf CONFIG REQUIRED)
+add_executable(consumer "${CONSUMER_MAIN}")
+set_property(TARGET consumer PROPERTY CXX_STANDARD 20)
+target_link_libraries(consumer PRIVATE ccf::ccf)
+EOF
+quiet bounded 300 cmake -S "$work/old-policy" -B "$work/old-policy/build" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_MAIN="$here/consumer/main.cpp"
+quiet bounded 300 cmake --build "$work/old-policy/build"
+bounded 60 "$work/old-policy/build/consumer"
+
+step "a relative --prefix: ccf.pc names it as an absolute path"
+mkdir -p "$work/cwd"
+(cd "$work/cwd" && quiet bounded 300 cmake --install "$work/build" --prefix relative)
+grep -qx "prefix=$work/cwd/relative" "$work/cwd/relative/share/pkgconfig/ccf.pc" || {
+  cat "$work/cwd/relative/share/pkgconfig/ccf.pc" >&2; false; }
+
+step "add_subdirectory(ccf) leaves the parent's build type alone"
+mkdir -p "$work/parent"
+cat > "$work/parent/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.20)
+project(parent LANGUAGES CXX)
+add_subdirectory("$src" ccf)
+EOF
+quiet bounded 300 cmake -S "$work/parent" -B "$work/parent/build"
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$work/parent/build/CMakeCache.txt")
+[ -z "$build_type" ] || { echo "CMAKE_BUILD_TYPE became '$build_type'" >&2; false; }
 echo "install: ok"
