@@ -129,11 +129,16 @@ int add_command(api::context* ctx, api::string** argv, int argc, bool nx) {
   }
   const std::size_t buckets = v->get().num_buckets();
   const bool inserted = v->get().insert(item);
-  // Only a command that changed the filter goes to replicas and the AOF: a replica that replays
-  // one that fails ("full") reports the error to its master (or panics, with
-  // propagation-error-behavior panic), and the AOF would no longer load. A refused insert
-  // changes nothing unless the growing filter doubled for it first.
-  if (inserted || created || v->get().num_buckets() != buckets) api::replicate_verbatim(ctx);
+  // Only a command that changed the filter goes to replicas and the AOF, and never as one that
+  // fails there: a replica that replays a "full" error reports it to its master (or panics, with
+  // propagation-error-behavior panic), and such an AOF does not load. A refused insert changes
+  // nothing unless a growing filter doubled for it first; that one goes as the CF.INSERT that
+  // does the same (a replica doubles the same way and answers -1, not an error).
+  if (inserted || created) {
+    api::replicate_verbatim(ctx);
+  } else if (v->get().num_buckets() != buckets) {
+    api::replicate(ctx, "CF.INSERT", "sccs", argv[1], "NOCREATE", "ITEMS", argv[2]);
+  }
   if (!inserted) return api::reply_with_error(ctx, err_full);
   return api::reply_with_long_long(ctx, 1);
 }

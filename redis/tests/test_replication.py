@@ -128,3 +128,44 @@ def test_failed_writes_do_not_reach_the_replica():
             assert replica.exists("broken") == 0
             assert dump_bytes(master, "tiny") == dump_bytes(replica, "tiny")
 
+
+def test_a_growing_filter_that_doubles_and_refuses_reaches_the_replica_without_an_error():
+    # Eight copies of each key crowd a growing filter of few fingerprint bits until an insert
+    # doubles the table and is refused all the same: replicated verbatim, the replica doubled,
+    # refused, and panicked. It now gets the CF.INSERT that does the same.
+    with Server() as m:
+        master = m.client()
+        with Server("--replicaof", HOST, str(m.port),
+                    "--propagation-error-behavior", "panic") as rs:
+            replica = rs.client()
+            assert wait_until(lambda: in_sync(master, replica), timeout=30)
+            master.execute_command("CF.RESERVE", "g", 1000, "ERROR", 0.04)
+            info = master.cf().info("g")
+            room = int(0.949 * info.bucketNum * 4) - info.insertedNum
+            pipe = master.pipeline(transaction=False)
+            for i in range(room):
+                pipe.execute_command("CF.ADD", "g", f"p{i}")
+            pipe.execute()
+            assert master.cf().info("g").bucketNum == info.bucketNum  # 95 %, not doubled yet
+            events, k = 0, 0
+            while events == 0 and k < 8000:
+                pipe = master.pipeline(transaction=False)
+                for key in range(k, k + 250):
+                    for _ in range(8):
+                        pipe.execute_command("CF.ADD", "g", f"k{key}")
+                        pipe.execute_command("CF.INFO", "g")
+                replies = pipe.execute(raise_on_error=False)
+                before = None
+                for add, info in zip(replies[0::2], replies[1::2]):  # CF.INFO parsed
+                    buckets = info.bucketNum
+                    if isinstance(add, redis.ResponseError) and before and buckets > before:
+                        events += 1
+                    before = buckets
+                k += 250
+            assert events > 0, "no insert doubled the table and was refused"
+            master.execute_command("WAIT", 1, 10_000)
+            assert wait_until(lambda: in_sync(master, replica), timeout=30)
+            assert rs.proc.poll() is None, rs.log()
+            assert "errorstat_ERR" not in replica.info("errorstats"), rs.log()
+            assert dump_bytes(master, "g") == dump_bytes(replica, "g")
+
