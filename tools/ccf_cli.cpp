@@ -433,15 +433,19 @@ std::string not_empty_path(const std::string& path) {
 }
 
 /// A non-negative integer that fits in 64 bits, decimal or 0x hexadecimal: CLI11 took -1 as
-/// 2^64 - 1 and clamped larger numbers to it.
+/// 2^64 - 1 and clamped larger numbers to it. A decimal number has no leading 0 (CLI11 then reads
+/// the text as octal).
 std::string unsigned_64(const std::string& text) {
   const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
   const char* first = text.data() + (hex ? 2 : 0);
   const char* last = text.data() + text.size();
   std::uint64_t value = 0;
   const auto [end, ec] = std::from_chars(first, last, value, hex ? 16 : 10);
-  if (first == last || end != last || ec != std::errc()) {
-    return "'" + text + "' is not an integer from 0 to 18446744073709551615";
+  const bool octal = !hex && text.size() > 1 && text[0] == '0';
+  if (first == last || end != last || ec != std::errc() || octal) {
+    return "'" + text +
+           "' is not an integer from 0 to 18446744073709551615 (decimal with no leading 0, or "
+           "0x hexadecimal)";
   }
   return "";
 }

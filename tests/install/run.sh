@@ -56,6 +56,9 @@ if bounded 300 cmake -S "$here/consumer" -B "$work/consumer-noxxhash" -DCMAKE_PR
   echo "configured although xxhash.h is missing" >&2; false
 fi
 grep -q "libxxhash-dev" "$work/noxxhash.log" || { cat "$work/noxxhash.log" >&2; false; }
+# CMake 4 refuses policy versions below 3.5: there, no consumer below 3.3 exists.
+cmake_major=$(cmake --version | sed -n 's/^cmake version \([0-9]*\)\..*/\1/p')
+if [ "${cmake_major:-4}" -lt 4 ]; then
 step "find_package(ccf) from a consumer whose cmake_minimum_required is 3.1 (IN_LIST off)"
 mkdir -p "$work/old-policy"
 cat > "$work/old-policy/CMakeLists.txt" <<'EOF'
@@ -70,6 +73,7 @@ quiet bounded 300 cmake -S "$work/old-policy" -B "$work/old-policy/build" \
   -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_MAIN="$here/consumer/main.cpp"
 quiet bounded 300 cmake --build "$work/old-policy/build"
 bounded 60 "$work/old-policy/build/consumer"
+fi
 
 step "a relative --prefix: ccf.pc names it as an absolute path"
 mkdir -p "$work/cwd"
