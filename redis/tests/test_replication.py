@@ -1,5 +1,7 @@
 """A replica (--replicaof) ends with the filters of its master: by full sync and by the command
 stream."""
+import contextlib
+
 import pytest
 import redis
 
@@ -103,69 +105,79 @@ def fill_until_full(cf, key):
     return errors
 
 
+def caught_up(master, replica):
+    master.execute_command("WAIT", 1, 10_000)
+    assert wait_until(lambda: in_sync(master, replica), timeout=30)
+
+
+@contextlib.contextmanager
+def replica_that_panics_on_errors():
+    """A master and a replica that panics on an error reply to a replicated command (master,
+    replica); at the end, checks that the replica is alive, caught up, and replied no error."""
+    with Server() as m:
+        master = m.client()
+        with Server("--replicaof", HOST, str(m.port),
+                    "--propagation-error-behavior", "panic") as rs:
+            replica = rs.client()
+            assert wait_until(lambda: in_sync(master, replica), timeout=30)
+            yield master, replica
+            master.execute_command("WAIT", 1, 10_000)
+            assert rs.proc.poll() is None, rs.log()
+            caught_up(master, replica)
+            assert "errorstat_ERR" not in replica.info("errorstats"), rs.log()
+
+
 def test_failed_writes_do_not_reach_the_replica():
     # CF.ADD was replicated before it ran: a replica replayed every "filter full" and reported
     # the error to its master, or panicked with propagation-error-behavior panic. A CF.LOADCHUNK
     # whose last chunk was bad reached it as that failing chunk too; it now gets a DEL.
-    with Server() as m:
-        master = m.client()
-        with Server("--replicaof", HOST, str(m.port),
-                    "--propagation-error-behavior", "panic") as rs:
-            replica = rs.client()
-            assert wait_until(lambda: in_sync(master, replica), timeout=30)
-            master.execute_command("CF.RESERVE", "tiny", 8, "EXPANSION", 0, "BUCKETSIZE", 2)
-            assert fill_until_full(master.cf(), "tiny") > 10
-            master.cf().insert("source", [f"s{i}" for i in range(100)])
-            dump = bytearray(dump_bytes(master, "source"))
-            dump[len(dump) // 2] ^= 1
-            master.execute_command("CF.LOADCHUNK", "broken", 301, bytes(dump[:300]))
-            with pytest.raises(redis.ResponseError, match="invalid dump"):
-                master.execute_command("CF.LOADCHUNK", "broken", len(dump) + 1, bytes(dump[300:]))
-            master.execute_command("WAIT", 1, 10_000)
-            assert wait_until(lambda: in_sync(master, replica), timeout=30)
-            assert rs.proc.poll() is None, rs.log()
-            assert "errorstat_ERR" not in replica.info("errorstats"), rs.log()
-            assert replica.exists("broken") == 0
-            assert dump_bytes(master, "tiny") == dump_bytes(replica, "tiny")
+    with replica_that_panics_on_errors() as (master, replica):
+        master.execute_command("CF.RESERVE", "tiny", 8, "EXPANSION", 0, "BUCKETSIZE", 2)
+        assert fill_until_full(master.cf(), "tiny") > 10
+        master.cf().insert("source", [f"s{i}" for i in range(100)])
+        dump = bytearray(dump_bytes(master, "source"))
+        dump[len(dump) // 2] ^= 1
+        master.execute_command("CF.LOADCHUNK", "broken", 301, bytes(dump[:300]))
+        with pytest.raises(redis.ResponseError, match="invalid dump"):
+            master.execute_command("CF.LOADCHUNK", "broken", len(dump) + 1, bytes(dump[300:]))
+        caught_up(master, replica)
+        assert replica.exists("broken") == 0
+        assert dump_bytes(master, "tiny") == dump_bytes(replica, "tiny")
+
+
+def crowd_until_doubled_and_refused(master, key):
+    """Fills the growing filter `key` to 95 %, then adds eight copies of one new item after
+    another until an insert doubles the table and is refused all the same; returns how many
+    did (0 if none within 8000 items)."""
+    info = master.cf().info(key)
+    room = int(0.949 * info.bucketNum * 4) - info.insertedNum
+    pipe = master.pipeline(transaction=False)
+    for i in range(room):
+        pipe.execute_command("CF.ADD", key, f"p{i}")
+    pipe.execute()
+    assert master.cf().info(key).bucketNum == info.bucketNum  # 95 %, not doubled yet
+    events, k = 0, 0
+    while events == 0 and k < 8000:
+        pipe = master.pipeline(transaction=False)
+        for item in range(k, k + 250):
+            for _ in range(8):
+                pipe.execute_command("CF.ADD", key, f"k{item}")
+                pipe.execute_command("CF.INFO", key)
+        replies = pipe.execute(raise_on_error=False)
+        before = None
+        for add, info in zip(replies[0::2], replies[1::2]):  # CF.INFO parsed
+            if isinstance(add, redis.ResponseError) and before and info.bucketNum > before:
+                events += 1
+            before = info.bucketNum
+        k += 250
+    return events
 
 
 def test_a_growing_filter_that_doubles_and_refuses_reaches_the_replica_without_an_error():
-    # Eight copies of each key crowd a growing filter of few fingerprint bits until an insert
-    # doubles the table and is refused all the same: replicated verbatim, the replica doubled,
-    # refused, and panicked. It now gets the CF.INSERT that does the same.
-    with Server() as m:
-        master = m.client()
-        with Server("--replicaof", HOST, str(m.port),
-                    "--propagation-error-behavior", "panic") as rs:
-            replica = rs.client()
-            assert wait_until(lambda: in_sync(master, replica), timeout=30)
-            master.execute_command("CF.RESERVE", "g", 1000, "ERROR", 0.04)
-            info = master.cf().info("g")
-            room = int(0.949 * info.bucketNum * 4) - info.insertedNum
-            pipe = master.pipeline(transaction=False)
-            for i in range(room):
-                pipe.execute_command("CF.ADD", "g", f"p{i}")
-            pipe.execute()
-            assert master.cf().info("g").bucketNum == info.bucketNum  # 95 %, not doubled yet
-            events, k = 0, 0
-            while events == 0 and k < 8000:
-                pipe = master.pipeline(transaction=False)
-                for key in range(k, k + 250):
-                    for _ in range(8):
-                        pipe.execute_command("CF.ADD", "g", f"k{key}")
-                        pipe.execute_command("CF.INFO", "g")
-                replies = pipe.execute(raise_on_error=False)
-                before = None
-                for add, info in zip(replies[0::2], replies[1::2]):  # CF.INFO parsed
-                    buckets = info.bucketNum
-                    if isinstance(add, redis.ResponseError) and before and buckets > before:
-                        events += 1
-                    before = buckets
-                k += 250
-            assert events > 0, "no insert doubled the table and was refused"
-            master.execute_command("WAIT", 1, 10_000)
-            assert wait_until(lambda: in_sync(master, replica), timeout=30)
-            assert rs.proc.poll() is None, rs.log()
-            assert "errorstat_ERR" not in replica.info("errorstats"), rs.log()
-            assert dump_bytes(master, "g") == dump_bytes(replica, "g")
-
+    # Replicated verbatim, such an insert doubled the replica's filter, was refused there too,
+    # and the replica panicked. It now gets the CF.INSERT that does the same.
+    with replica_that_panics_on_errors() as (master, replica):
+        master.execute_command("CF.RESERVE", "g", 1000, "ERROR", 0.04)
+        assert crowd_until_doubled_and_refused(master, "g") > 0
+        caught_up(master, replica)
+        assert dump_bytes(master, "g") == dump_bytes(replica, "g")
