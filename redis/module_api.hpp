@@ -118,7 +118,7 @@ inline int (*reply_with_string_buffer)(context*, const char* buf, std::size_t le
 inline int (*reply_with_null)(context*) = nullptr;
 // Replication.
 inline int (*replicate_verbatim)(context*) = nullptr;
-/// Replicates `command` with arguments described by `fmt` ("s": an api::string*).
+/// Replicates `command` with arguments described by `fmt` ("s": an api::string*, "c": a C string).
 inline int (*replicate)(context*, const char* command, const char* fmt, ...) = nullptr;
 // RDB, AOF, DEBUG DIGEST.
 inline void (*save_unsigned)(io*, std::uint64_t value) = nullptr;

@@ -791,12 +791,14 @@ if want errors; then
   expect_error "query -k ''" 2 "empty path" -- ccf query static.ccf -k ''
   [ ! -e e.ccf ] || fail "build -k ''" "no file written" "e.ccf exists"
   for seed in -1 18446744073709551616 99999999999999999999999 12x 010; do
-    expect_error "build --seed $seed" 1 "--seed" "'$seed'" -- ccf build -k keys.txt -o s.ccf --seed "$seed"
+    expect_error "build --seed $seed" 1 "--seed" "'$seed'" -- \
+      ccf build -k keys.txt -o s.ccf --seed "$seed"
   done
   expect_error "build --capacity -1" 1 "--capacity" -- ccf build -k keys.txt -o s.ccf --capacity -1
   ccf build -k keys.txt -o s.ccf --seed 18446744073709551615 -q 2> err ||
     fail "build --seed 2^64 - 1" "exit status 0" "$(cat err)"
-  ccf build -k keys.txt -o s.ccf --seed 0x10 -q 2> err || fail "build --seed 0x10" "exit status 0" "$(cat err)"
+  ccf build -k keys.txt -o s.ccf --seed 0x10 -q 2> err ||
+    fail "build --seed 0x10" "exit status 0" "$(cat err)"
   check_eq "build --seed 0x10: the seed" 16 "$(info_field s.ccf seed)"
   # Help and version that cannot be written are errors.
   if [ -c /dev/full ]; then

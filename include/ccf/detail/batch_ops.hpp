@@ -14,10 +14,11 @@
 // would only add work).
 //
 // Inserts (batch_insert), strictly in order: exactly items [0, result) end up inserted.
-//  * Small batches, or tables of one chunk: a window of prefetches `window` items ahead; an item whose two buckets
-//    are both full is set aside in a ring of `defer` items while the buckets its path search will
-//    read first are prefetched (prefetch_alternates), and comes back `defer` full-bucket items
-//    later. When an item is refused, the items after it that already went in are erased again.
+//  * Small batches, or tables of one chunk: each item's buckets are prefetched `window` items
+//    ahead; an item whose two buckets are both full is set aside in a ring of `defer` items while
+//    the buckets its path search will read first are prefetched (prefetch_alternates), and comes
+//    back `defer` full-bucket items later. When an item is refused, the items after it that
+//    already went in are erased again.
 //  * Large batches on chunked tables loaded 50 % or more (at least `grouped_min_per_chunk` items
 //    per chunk; below that load inserts rarely search and the prefetch window does as well or
 //    better): the items are taken in equal blocks (up to four of at most 4 M items, or four of
