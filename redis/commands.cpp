@@ -119,22 +119,19 @@ cf_value* filter_for_insert(api::context* ctx, key_handle& key, std::size_t capa
 int add_command(api::context* ctx, api::string** argv, int argc, bool nx) {
   if (argc != 3) return api::wrong_arity(ctx);
   key_handle key(ctx, argv[1], api::mode_read | api::mode_write);
-  const bool created = key.lookup() == key_handle::state::missing;
   cf_value* v = filter_for_insert(ctx, key, settings.default_capacity, true);
   if (v == nullptr) return api::ok;
   const std::string_view item = arg(argv[2]);
-  if (nx && v->get().contains(item)) {
-    if (created) api::replicate_verbatim(ctx);
-    return api::reply_with_long_long(ctx, 0);
-  }
+  if (nx && v->get().contains(item)) return api::reply_with_long_long(ctx, 0);  // not new
   const std::size_t buckets = v->get().num_buckets();
   const bool inserted = v->get().insert(item);
   // Only a command that changed the filter goes to replicas and the AOF, and never as one that
   // fails there: a replica that replays a "full" error reports it to its master (or panics, with
   // propagation-error-behavior panic), and such an AOF does not load. A refused insert changes
   // nothing unless a growing filter doubled for it first; that one goes as the CF.INSERT that
-  // does the same (a replica doubles the same way and answers -1, not an error).
-  if (inserted || created) {
+  // does the same (a replica doubles the same way and answers -1, not an error). A filter this
+  // command made is empty: its item went in.
+  if (inserted) {
     api::replicate_verbatim(ctx);
   } else if (v->get().num_buckets() != buckets) {
     api::replicate(ctx, "CF.INSERT", "sccs", argv[1], "NOCREATE", "ITEMS", argv[2]);

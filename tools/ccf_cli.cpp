@@ -136,12 +136,12 @@ std::vector<std::uint64_t> distinct_hashes(const key_args& a, const char* what, 
   return hashes;
 }
 
-/// What a refusal says to do: a static filter needs more room, a growing one refuses only keys
-/// that collide with ones it holds, or once it doubled as often as it may.
-std::string full_advice(const ccf::runtime_filter& f) {
+/// What a refusal says: a static filter needs more room (`for_static`), a growing one refuses
+/// only keys that collide with ones it holds, or once it doubled as often as it may.
+std::string full_advice(const ccf::runtime_filter& f, const char* for_static) {
   return f.growing() ? "a growing filter refuses a key whose buckets hold only entries that "
                        "collide with it, or once it doubled as often as it may"
-                     : "raise --capacity or use --grow";
+                     : for_static;
 }
 
 ccf::runtime_filter load(const std::string& path) {
@@ -277,7 +277,7 @@ int cmd_build(const build_args& a) {
     throw cli_error(3, "filter full: " + std::to_string(r.refused) + " of " +
                            std::to_string(hashes.size()) + " distinct keys did not fit in a " +
                            "filter for " + std::to_string(f.capacity()) + " items; " +
-                           full_advice(f));
+                           full_advice(f, "raise --capacity or use --grow"));
   }
   save(f, a.out);
   if (!a.quiet) {
@@ -305,8 +305,7 @@ int cmd_add(const change_args& a) {
   if (added != hashes.size()) {
     throw cli_error(3, "filter full: '" + a.filter + "' took " + std::to_string(added) + " of " +
                            std::to_string(hashes.size()) + " distinct keys; it is unchanged (" +
-                           (f.growing() ? full_advice(f)
-                                        : "rebuild it with a larger --capacity, or with --grow") +
+                           full_advice(f, "rebuild it with a larger --capacity, or with --grow") +
                            ")");
   }
   save(f, a.filter);

@@ -31,15 +31,12 @@ inline std::string errno_text() {
 /// Puts /dev/null on each of descriptors 0, 1 and 2 that is closed, so that no file the tool opens
 /// takes its number: a filter file opened as descriptor 0 was read again as the keys of standard
 /// input, and one opened as 1 would receive the output. It is opened write-only for standard
-/// input and read-only for the others, so using them still fails (EBADF) as it would have.
+/// input and read-only for the others, so using them still fails (EBADF) as it would have. In
+/// order from 0, each open takes the closed number: the lowest free one.
 inline void hold_standard_descriptors() {
   for (int fd = 0; fd <= 2; ++fd) {
-    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
-    const int opened = ::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
-    if (opened >= 0 && opened != fd) {
-      ::dup2(opened, fd);
-      ::close(opened);
-    }
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF)
+      static_cast<void>(::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY));
   }
 }
 
