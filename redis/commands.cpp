@@ -4,7 +4,10 @@
 //
 // Every write that changes a filter is replicated verbatim: insertion is deterministic (ccf's
 // breadth-first search, no randomness), so a replica ends with the same table. A write that
-// changes nothing and fails is not (a replica would replay the failure).
+// changes nothing and fails is not (a replica would replay the failure). A write that changes a
+// filter also sends a keyspace event named after the command ("cf.add" for CF.ADD and CF.ADDNX,
+// "cf.insert" for CF.INSERT and CF.INSERTNX).
+#include <array>
 #include <exception>
 #include <memory>
 #include <vector>
@@ -92,6 +95,7 @@ int reserve_command(api::context* ctx, api::string** argv, int argc) {
   if (s != key_handle::state::missing) return api::reply_with_error(ctx, err_exists);
   if (!key.set(make_filter(o))) return api::reply_with_error(ctx, "ERR could not store the filter");
   api::replicate_verbatim(ctx);
+  notify(ctx, "cf.reserve", argv[1]);
   return api::reply_with_simple_string(ctx, "OK");
 }
 
@@ -131,11 +135,13 @@ int add_command(api::context* ctx, api::string** argv, int argc, bool nx) {
   // nothing unless a growing filter doubled for it first; that one goes as the CF.INSERT that
   // does the same (a replica doubles the same way and answers -1, not an error). A filter this
   // command made is empty: its item went in.
+  const bool grew = v->get().num_buckets() != buckets;
   if (inserted) {
     api::replicate_verbatim(ctx);
-  } else if (v->get().num_buckets() != buckets) {
+  } else if (grew) {
     api::replicate(ctx, "CF.INSERT", "sccs", argv[1], "NOCREATE", "ITEMS", argv[2]);
   }
+  if (inserted || grew) notify(ctx, "cf.add", argv[1]);
   if (!inserted) return api::reply_with_error(ctx, err_full);
   return api::reply_with_long_long(ctx, 1);
 }
@@ -169,18 +175,24 @@ int insert_command(api::context* ctx, api::string** argv, int argc, bool nx) {
   }
   if (items == 0 || items >= argc) return api::wrong_arity(ctx);
   key_handle key(ctx, argv[1], api::mode_read | api::mode_write);
+  const bool created = key.lookup() == key_handle::state::missing;
   cf_value* v = filter_for_insert(ctx, key, capacity, create);
   if (v == nullptr) return api::ok;
   api::replicate_verbatim(ctx);
+  const std::size_t buckets = v->get().num_buckets();
+  bool inserted = false;
   api::reply_with_array(ctx, argc - items);
   for (int i = items; i < argc; ++i) {
     const std::string_view item = arg(argv[i]);
     if (nx && v->get().contains(item)) {
       api::reply_with_long_long(ctx, 0);
     } else {
-      api::reply_with_long_long(ctx, v->get().insert(item) ? 1 : -1);
+      const bool in = v->get().insert(item);
+      inserted = inserted || in;
+      api::reply_with_long_long(ctx, in ? 1 : -1);
     }
   }
+  if (created || inserted || v->get().num_buckets() != buckets) notify(ctx, "cf.insert", argv[1]);
   return api::ok;
 }
 
@@ -238,6 +250,7 @@ int del(api::context* ctx, api::string** argv, int argc) {
   if (!v->get().erase(arg(argv[2]))) return api::reply_with_long_long(ctx, 0);
   ++v->meta().deleted;
   api::replicate_verbatim(ctx);
+  notify(ctx, "cf.del", argv[1]);
   return api::reply_with_long_long(ctx, 1);
 }
 
@@ -282,26 +295,57 @@ cf_value* make_default_filter(std::size_t capacity) {
   return make_filter(o);
 }
 
+bool register_command(api::context* ctx, const command_spec& c) {
+  if (api::create_command(ctx, c.name, c.fn, c.flags, 1, 1, 1) != api::ok) return false;
+  api::command* command = api::get_command(ctx, c.name);
+  if (command == nullptr) return false;
+  static constexpr api::command_info_version version{api::command_info_version_1,
+                                                     sizeof(api::command_history_entry),
+                                                     sizeof(api::command_key_spec), 0};
+  // The key, argument 1 alone; then the zeroed spec that ends the array. Redis copies both.
+  std::array<api::command_key_spec, 2> specs{};
+  specs[0].flags = c.key_flags;
+  specs[0].begin_search_type = api::begin_search_index;
+  specs[0].bs.index.pos = 1;
+  specs[0].find_keys_type = api::find_keys_range;
+  specs[0].fk.range = {0, 1, 0};
+  api::command_info info;
+  info.version = &version;
+  info.summary = c.summary;
+  info.arity = c.arity;
+  info.key_specs = specs.data();
+  return api::set_command_info(command, &info) == api::ok;
+}
+
 bool register_commands(api::context* ctx) {
-  struct entry {
-    const char* name;
-    api::command_fn fn;
-    const char* flags;
+  // Key-spec flags as Redis's own commands of the same kind declare them (SADD, SREM, SISMEMBER):
+  // ACL read selectors admit the readers (access), write selectors the writers (insert, delete).
+  constexpr std::uint64_t reads = api::key_ro | api::key_access;
+  constexpr std::uint64_t inserts = api::key_rw | api::key_insert;
+  const command_spec commands[] = {
+      {"CF.RESERVE", guarded<reserve_command>, "write deny-oom", -3, inserts,
+       "Creates an empty cuckoo filter"},
+      {"CF.ADD", guarded<add>, "write deny-oom", 3, inserts,
+       "Adds an item, creating the filter if it does not exist"},
+      {"CF.ADDNX", guarded<addnx>, "write deny-oom", 3, inserts,
+       "Adds an item unless the filter may already hold it"},
+      {"CF.INSERT", guarded<insert>, "write deny-oom", -4, inserts,
+       "Adds items, creating the filter with the given capacity unless NOCREATE"},
+      {"CF.INSERTNX", guarded<insertnx>, "write deny-oom", -4, inserts,
+       "Adds each item unless the filter may already hold it"},
+      {"CF.EXISTS", guarded<exists>, "readonly fast", 3, reads,
+       "Tells whether the filter may hold an item"},
+      {"CF.MEXISTS", guarded<mexists>, "readonly fast", -3, reads,
+       "Tells, for each item, whether the filter may hold it"},
+      {"CF.DEL", guarded<del>, "write fast", 3, api::key_rw | api::key_delete,
+       "Deletes one copy of an item that was added"},
+      {"CF.COUNT", guarded<count>, "readonly fast", 3, reads,
+       "Counts the copies of an item's fingerprint in its two buckets"},
+      {"CF.INFO", guarded<info>, "readonly fast", 2, api::key_ro,
+       "Reports the filter's size and parameters"},
   };
-  const entry commands[] = {
-      {"CF.RESERVE", guarded<reserve_command>, "write deny-oom"},
-      {"CF.ADD", guarded<add>, "write deny-oom"},
-      {"CF.ADDNX", guarded<addnx>, "write deny-oom"},
-      {"CF.INSERT", guarded<insert>, "write deny-oom"},
-      {"CF.INSERTNX", guarded<insertnx>, "write deny-oom"},
-      {"CF.EXISTS", guarded<exists>, "readonly fast"},
-      {"CF.MEXISTS", guarded<mexists>, "readonly fast"},
-      {"CF.DEL", guarded<del>, "write fast"},
-      {"CF.COUNT", guarded<count>, "readonly fast"},
-      {"CF.INFO", guarded<info>, "readonly fast"},
-  };
-  for (const entry& c : commands) {
-    if (api::create_command(ctx, c.name, c.fn, c.flags, 1, 1, 1) != api::ok) return false;
+  for (const command_spec& c : commands) {
+    if (!register_command(ctx, c)) return false;
   }
   return dump_commands_register(ctx) == api::ok;
 }

@@ -89,6 +89,28 @@ inline int reply_not_filter(api::context* ctx, key_handle::state s) {
 /// A new filter for CF.ADD / CF.INSERT of a missing key (the module's defaults).
 cf_value* make_default_filter(std::size_t capacity);
 
+/// One CF.* command, its key the first argument: its function, Redis command flags, arity (as
+/// Redis counts it: the name included, negative for "at least"), what it does to its key (the
+/// key-spec flags api::key_*) and a one-line summary.
+struct command_spec {
+  const char* name;
+  api::command_fn fn;
+  const char* flags;
+  int arity;
+  std::uint64_t key_flags;
+  const char* summary;
+};
+
+/// Registers a command and declares its metadata: the key spec that ACL read / write key
+/// selectors (%R~, %W~) and COMMAND INFO / COMMAND GETKEYS use, the arity and the summary.
+bool register_command(api::context* ctx, const command_spec& c);
+
+/// Sends keyspace notification `event` (a module-type event, class 'd' in notify-keyspace-events)
+/// for the key a command changed.
+inline void notify(api::context* ctx, const char* event, api::string* key) {
+  api::notify_keyspace_event(ctx, api::notify_module, event, key);
+}
+
 /// Runs a command, turning any exception (a bad argument ccf refuses, memory) into an error reply.
 template <int (*Command)(api::context*, api::string**, int)>
 int guarded(api::context* ctx, api::string** argv, int argc) {

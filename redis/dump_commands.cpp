@@ -86,8 +86,14 @@ int loadchunk(api::context* ctx, api::string** argv, int argc) {
   // A replica runs the same chunk to the same end. A bad last chunk deleted the key: the replica
   // and the AOF get a DEL, not the failing chunk (replayed, it would report the error to the
   // master, or stop an AOF from loading).
-  if (changed && error.empty()) api::replicate_verbatim(ctx);
-  if (changed && !error.empty()) api::replicate(ctx, "DEL", "s", argv[1]);
+  if (changed && error.empty()) {
+    api::replicate_verbatim(ctx);
+    notify(ctx, "cf.loadchunk", argv[1]);
+  }
+  if (changed && !error.empty()) {
+    api::replicate(ctx, "DEL", "s", argv[1]);
+    api::notify_keyspace_event(ctx, api::notify_generic, "del", argv[1]);
+  }
   if (!error.empty()) return api::reply_with_error(ctx, error.c_str());
   return api::reply_with_simple_string(ctx, "OK");
 }
@@ -95,9 +101,21 @@ int loadchunk(api::context* ctx, api::string** argv, int argc) {
 }  // namespace
 
 int dump_commands_register(api::context* ctx) {
-  if (api::create_command(ctx, "CF.SCANDUMP", guarded<scandump>, "readonly", 1, 1, 1) != api::ok)
-    return api::err;
-  return api::create_command(ctx, "CF.LOADCHUNK", guarded<loadchunk>, "write deny-oom", 1, 1, 1);
+  const command_spec scandump_spec{"CF.SCANDUMP",
+                                   guarded<scandump>,
+                                   "readonly",
+                                   3,
+                                   api::key_ro | api::key_access,
+                                   "Returns the next chunk of the filter's dump"};
+  // Like RESTORE: the first chunk replaces whatever the key held.
+  const command_spec loadchunk_spec{"CF.LOADCHUNK",
+                                    guarded<loadchunk>,
+                                    "write deny-oom",
+                                    4,
+                                    api::key_ow | api::key_update,
+                                    "Restores a filter from its dump, one chunk at a time"};
+  return register_command(ctx, scandump_spec) && register_command(ctx, loadchunk_spec) ? api::ok
+                                                                                       : api::err;
 }
 
 }  // namespace ccf_redis

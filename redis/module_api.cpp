@@ -25,10 +25,11 @@ bool fetch_all(context* ctx) {
          fetch("RedisModule_CreateCommand", create_command) &&
          fetch("RedisModule_CreateDataType", create_data_type) &&
          fetch("RedisModule_SetModuleOptions", set_module_options) &&
-         fetch("RedisModule_Log", log_message) && fetch("RedisModule_Alloc", alloc) &&
-         fetch("RedisModule_Free", dealloc) && fetch("RedisModule_OpenKey", open_key) &&
-         fetch("RedisModule_CloseKey", close_key) && fetch("RedisModule_KeyType", key_type) &&
-         fetch("RedisModule_DeleteKey", delete_key) &&
+         fetch("RedisModule_Log", log_message) && fetch("RedisModule_GetCommand", get_command) &&
+         fetch("RedisModule_SetCommandInfo", set_command_info) &&
+         fetch("RedisModule_Alloc", alloc) && fetch("RedisModule_Free", dealloc) &&
+         fetch("RedisModule_OpenKey", open_key) && fetch("RedisModule_CloseKey", close_key) &&
+         fetch("RedisModule_KeyType", key_type) && fetch("RedisModule_DeleteKey", delete_key) &&
          fetch("RedisModule_ModuleTypeGetType", module_type_get_type) &&
          fetch("RedisModule_ModuleTypeGetValue", module_type_get_value) &&
          fetch("RedisModule_ModuleTypeSetValue", module_type_set_value) &&
@@ -45,6 +46,7 @@ bool fetch_all(context* ctx) {
          fetch("RedisModule_ReplyWithNull", reply_with_null) &&
          fetch("RedisModule_ReplicateVerbatim", replicate_verbatim) &&
          fetch("RedisModule_Replicate", replicate) &&
+         fetch("RedisModule_NotifyKeyspaceEvent", notify_keyspace_event) &&
          fetch("RedisModule_SaveUnsigned", save_unsigned) &&
          fetch("RedisModule_LoadUnsigned", load_unsigned) &&
          fetch("RedisModule_SaveStringBuffer", save_string_buffer) &&

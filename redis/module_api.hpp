@@ -23,6 +23,7 @@ struct io;
 struct module_type;
 struct digest;
 struct defrag_context;
+struct command;
 
 // Status codes (reference, "Commands API": functions return REDISMODULE_OK or REDISMODULE_ERR).
 inline constexpr int ok = 0;
@@ -47,7 +48,78 @@ inline constexpr std::uint64_t type_method_version = 3;
 inline constexpr const char* wrongtype_message =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 
+// Keyspace notification classes (reference, "RedisModule_NotifyKeyspaceEvent" and
+// "RedisModule_SubscribeToKeyspaceEvents": REDISMODULE_NOTIFY_GENERIC, 'g' in
+// notify-keyspace-events, and REDISMODULE_NOTIFY_MODULE, 'd', events of module types).
+inline constexpr int notify_generic = 1 << 2;
+inline constexpr int notify_module = 1 << 13;
+
 using command_fn = int (*)(context*, string**, int);
+
+// Command metadata (reference, "RedisModule_SetCommandInfo", Redis 7): the structs field by
+// field in the documented order; the version struct tells Redis the size of each array element.
+inline constexpr int command_info_version_1 = 1;
+// Key-spec flags (REDISMODULE_CMD_KEY_RO, _RW, _OW, _ACCESS, _UPDATE, _INSERT, _DELETE).
+inline constexpr std::uint64_t key_ro = 1 << 0;
+inline constexpr std::uint64_t key_rw = 1 << 1;
+inline constexpr std::uint64_t key_ow = 1 << 2;
+inline constexpr std::uint64_t key_access = 1 << 4;
+inline constexpr std::uint64_t key_update = 1 << 5;
+inline constexpr std::uint64_t key_insert = 1 << 6;
+inline constexpr std::uint64_t key_delete = 1 << 7;
+// Where the key search begins (REDISMODULE_KSPEC_BS_INDEX) and how keys follow it
+// (REDISMODULE_KSPEC_FK_RANGE); 0 (BS_INVALID) ends an array of key specs.
+inline constexpr int begin_search_index = 2;
+inline constexpr int find_keys_range = 2;
+
+struct command_info_version {
+  int version = command_info_version_1;
+  std::size_t sizeof_historyentry = 0;
+  std::size_t sizeof_keyspec = 0;
+  std::size_t sizeof_arg = 0;
+};
+struct command_history_entry {
+  const char* since = nullptr;
+  const char* changes = nullptr;
+};
+struct command_key_spec {
+  const char* notes = nullptr;
+  std::uint64_t flags = 0;
+  int begin_search_type = 0;
+  union {
+    struct {
+      int pos;
+    } index;
+    struct {
+      const char* keyword;
+      int startfrom;
+    } keyword;
+  } bs{};
+  int find_keys_type = 0;
+  union {
+    struct {
+      int lastkey;
+      int keystep;
+      int limit;
+    } range;
+    struct {
+      int keynumidx;
+      int firstkey;
+      int keystep;
+    } keynum;
+  } fk{};
+};
+struct command_info {
+  const command_info_version* version = nullptr;
+  const char* summary = nullptr;
+  const char* complexity = nullptr;
+  const char* since = nullptr;
+  command_history_entry* history = nullptr;
+  const char* tips = nullptr;
+  int arity = 0;
+  command_key_spec* key_specs = nullptr;
+  void* args = nullptr;  // RedisModuleCommandArg*, not used by ccf
+};
 
 // Type methods (native types guide, "Register a new data type", and reference,
 // "RedisModule_CreateDataType"), field by field in the documented order.
@@ -92,6 +164,9 @@ inline module_type* (*create_data_type)(context*, const char* name, int encver,
                                         type_methods*) = nullptr;
 inline void (*set_module_options)(context*, int options) = nullptr;
 inline void (*log_message)(context*, const char* level, const char* fmt, ...) = nullptr;
+// Command metadata.
+inline command* (*get_command)(context*, const char* name) = nullptr;
+inline int (*set_command_info)(command*, const command_info*) = nullptr;
 // Memory.
 inline void* (*alloc)(std::size_t bytes) = nullptr;
 inline void (*dealloc)(void* ptr) = nullptr;
@@ -120,6 +195,8 @@ inline int (*reply_with_null)(context*) = nullptr;
 inline int (*replicate_verbatim)(context*) = nullptr;
 /// Replicates `command` with arguments described by `fmt` ("s": an api::string*, "c": a C string).
 inline int (*replicate)(context*, const char* command, const char* fmt, ...) = nullptr;
+// Keyspace notifications.
+inline int (*notify_keyspace_event)(context*, int type, const char* event, string* key) = nullptr;
 // RDB, AOF, DEBUG DIGEST.
 inline void (*save_unsigned)(io*, std::uint64_t value) = nullptr;
 inline std::uint64_t (*load_unsigned)(io*) = nullptr;
