@@ -476,33 +476,6 @@ TEST(kv_fault_store, creating_a_store_syncs_the_directory_that_holds_it) {
   EXPECT_EQ(parent_directory("/srv//db"), "/srv/");
 }
 
-TEST(kv_fault_store, a_write_the_index_cannot_take_after_its_sync_stops_the_store) {
-  // A put whose record was synced but whose index update failed (an older record of its key
-  // failed its checksum when compared) left the index without it; writes went on, and close()
-  // saved that index as the snapshot.
-  fs_ptr fs = kv_fault_fs::make();
-  auto s = kv::store::open(dir, fault_options(fs));
-  s->put("a", "old value of a");
-  s->put("b", "b");
-  s->close();  // the snapshot covers both records
-  {
-    auto log = fs->open(log_path, kv::file_system::open_mode::existing);
-    const std::uint64_t in_a = kv::detail::log_header_size + 20;
-    std::byte x{};
-    ASSERT_EQ(log->read_at(in_a, std::span<std::byte>(&x, 1)), 1u);
-    x ^= std::byte{0x40};
-    log->write_at(in_a, std::span<const std::byte>(&x, 1));
-    log->sync();
-  }
-  s = kv::store::open(dir, fault_options(fs));
-  ASSERT_TRUE(s->opened().snapshot_used);
-  EXPECT_THROW(s->put("a", "new value of a"), kv::corrupt_error);
-  EXPECT_THROW(s->put("c", "c"), kv::io_error) << "a write after the index lost a record";
-  const std::uint64_t snapshots = fs->count(kv_fault_fs::op_rename);
-  s->close();
-  EXPECT_EQ(fs->count(kv_fault_fs::op_rename), snapshots) << "close() saved the index";
-}
-
 TEST(kv_fault_store, a_full_disk_leaves_no_temporary_file_and_close_keeps_what_is_synced) {
   // A snapshot or compaction that could not be written left its temporary file (as large as the
   // index) until the next open, taking the space the log then lacked; close() on a full disk

@@ -287,11 +287,14 @@ int run_db_command(CLI::App& db, const db_args& a) {
   if (cmd == "put" && put->count("value") == 0 && put->count("--value-file") == 0) {
     throw std::invalid_argument("db put needs a VALUE or --value-file (\"\" for an empty value)");
   }
+  const bool from_file = cmd == "put" && put->count("--value-file") != 0;
+  if (from_file && a.value_file.empty()) {
+    throw std::invalid_argument("--value-file: an empty path names no file");
+  }
   // The value first: a value that cannot be read creates no store.
   const std::string value = cmd != "put" ? std::string()
-                            : a.value_file.empty()
-                                ? a.value
-                                : read_file(a.value_file, ccf::kv::max_value_size);
+                            : from_file  ? read_file(a.value_file, ccf::kv::max_value_size)
+                                         : a.value;
   auto s = open_store(a.dir, cmd == "put", a.recover);
   int rc = 0;
   if (cmd == "put") {

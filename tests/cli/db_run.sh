@@ -211,6 +211,12 @@ run bash -c "ulimit -v 4000000; exec timeout 60 \"\$0\" db put \"\$1\" k --value
 run "$ccf" db put "$work/unread" k --value-file "$work/no-such-value" 2> "$work/err"
 [ $rc = 2 ] && [ ! -e "$work/unread" ] ||
   fail "a put whose value is missing: exit $rc, or it made a store"
+# An empty --value-file path (an unset variable) names no file: it stored an empty value.
+run "$ccf" db put "$db" binary --value-file '' 2> "$work/err"
+[ $rc != 0 ] && grep -q "empty path" "$work/err" ||
+  fail "put --value-file '': exit $rc: $(cat "$work/err")"
+"$ccf" db get "$db" binary > "$work/out"
+cmp -s "$work/value.bin" "$work/out" || fail "put --value-file '' changed the value"
 
 # Past the file-size limit (ulimit -f) a put is a write error, exit 2 with a message (SIGXFSZ
 # killed the tool, exit 153), and the store keeps what it had.

@@ -94,7 +94,7 @@ struct pending_write {
   std::string_view key;
   std::string_view value;
   bool erase = false;
-  bool result = false;  // erase: the key was there
+  bool result = false;  // the key was there (before this write)
   bool done = false;
   std::exception_ptr error;
 };
@@ -180,7 +180,9 @@ class store {
   /// Syncs the log, writes the index snapshot if the log grew since the last one, stops the
   /// background syncer and releases the directory; closes in any case, then throws io_error if
   /// the sync failed (a snapshot that cannot be written is skipped: it only spares the next
-  /// open its replay). Further calls do nothing; other members throw std::logic_error.
+  /// open its replay), or if the store failed earlier (a write, a background sync): then it
+  /// syncs what the log holds, writes no snapshot and throws that failure. Further calls do
+  /// nothing; other members throw std::logic_error.
   void close();
 
  private:

@@ -99,7 +99,7 @@ struct log_header {
       return std::nullopt;
     }
     if (get_u64(&b[56]) != XXH3_64bits(b.data(), 56)) {
-      why = "its header is corrupt (checksum mismatch)";
+      why = "corrupt: its header fails its checksum";
       return std::nullopt;
     }
     if (get_u32(&b[8]) != log_format_version) {

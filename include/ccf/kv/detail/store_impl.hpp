@@ -54,11 +54,27 @@ inline void raise_to(std::atomic<std::uint64_t>& a, std::uint64_t v) noexcept {
   }
 }
 
+/// Throws std::invalid_argument for options no store can run with, before anything is created.
+inline void check_options(const options& o) {
+  if (!o.fs) throw std::invalid_argument("ccf::kv: options::fs is empty");
+  if (o.sync == durability::group && (o.group_writes == 0 || o.group_interval.count() <= 0)) {
+    throw std::invalid_argument(
+        "ccf::kv: durability::group needs group_writes >= 1 and group_interval > 0");
+  }
+  // A log holds at most this many records (each at least a header and one key byte, padded).
+  constexpr std::uint64_t most_keys = kv_index::max_offset / record_size(1, 0);
+  if (o.expected_keys > most_keys) {
+    throw std::invalid_argument("ccf::kv: expected_keys " + std::to_string(o.expected_keys) +
+                                " is more keys than a log can hold (" + std::to_string(most_keys) +
+                                ")");
+  }
+}
+
 }  // namespace detail
 
 inline store::store(const std::string& path, const options& o)
     : fs_(o.fs), options_(o), dir_(path) {
-  if (!fs_) throw std::invalid_argument("ccf::kv: options::fs is empty");
+  detail::check_options(o);
   if (!fs_->exists(dir_)) {
     if (!o.create_if_missing) {
       throw std::invalid_argument("ccf::kv: there is no store at '" + dir_ + "'");
@@ -269,7 +285,7 @@ inline void store::submit(detail::pending_write& w) {
     }
     lk.lock();
     for (detail::pending_write* b : batch) {
-      b->error = error;
+      if (error) b->error = error;  // else the write's own (commit() refused it alone)
       b->done = true;
     }
     committing_ = false;
@@ -286,18 +302,24 @@ inline void store::commit(std::vector<detail::pending_write*>& batch) {
   std::vector<std::pair<detail::pending_write*, std::uint64_t>> records;
   std::unordered_map<std::string_view, bool> present;  // what this batch did to its keys
   std::string probe;
+  auto key_at = [&](std::uint64_t at) { return g.log->record_at(at, start, probe).key; };
   for (detail::pending_write* w : batch) {
-    if (w->erase) {
-      const auto it = present.find(w->key);
-      w->result =
-          it != present.end()
-              ? it->second
-              : g.index
-                    ->find(g.index->hash(w->key), w->key,
-                           [&](std::uint64_t at) { return g.log->record_at(at, start, probe).key; })
-                    .has_value();
-      if (!w->result) continue;
+    const auto it = present.find(w->key);
+    if (it == present.end()) {
+      // The key comparisons apply() makes, made before anything is written: an older record
+      // among the key's candidates that fails its checksum refuses this write alone
+      // (corrupt_error, nothing written), not once its record is in the log, where apply() and
+      // every replay of the log would meet it again.
+      try {
+        w->result = g.index->find(g.index->hash(w->key), w->key, key_at).has_value();
+      } catch (const corrupt_error&) {
+        w->error = std::current_exception();
+        continue;
+      }
+    } else {
+      w->result = it->second;
     }
+    if (w->erase && !w->result) continue;
     present[w->key] = !w->erase;
     records.emplace_back(w, start + bytes.size());
     detail::encode_record(bytes, start + bytes.size(), w->key, w->value, w->erase, id_low);
@@ -375,6 +397,7 @@ inline void store::sync_to(std::uint64_t end) {
 
 inline void store::mark_failed(const std::exception& e) noexcept {
   std::lock_guard<std::mutex> lk(queue_mutex_);
+  if (!failure_.empty()) return;  // the first failure is the cause: later ones follow from it
   try {
     failure_ = std::string("ccf::kv: the store failed and must be reopened: ") + e.what();
   } catch (...) {
@@ -412,7 +435,8 @@ inline void store::background_syncer(const std::stop_token& stop) {
     try {
       sync_to(appended_.load());
     } catch (const std::exception& e) {
-      mark_failed(e);
+      mark_failed(e);  // the store takes no more writes: nothing more to sync (close() tries)
+      return;
     }
     lk.lock();
   }

@@ -216,7 +216,10 @@ inline void store::close() {
   }
   // Closes in any case; a failure to sync is reported afterwards. The snapshot only spares the
   // next open its replay: one that cannot be written (a full disk) loses nothing, and is not an
-  // error (every `ccf db get` on a full disk failed here, after printing the value).
+  // error (every `ccf db get` on a full disk failed here, after printing the value). A store
+  // that failed earlier (a write, a sync, the index) reports that failure, after a sync of what
+  // its log holds: the writes acknowledged before a failed write (durability none or group) are
+  // on disk then, unless the failure was a sync, after which nothing can be promised.
   std::exception_ptr error;
   {
     committer_guard g(*this);
@@ -231,6 +234,12 @@ inline void store::close() {
       } catch (...) {
         error = std::current_exception();
       }
+    } else {
+      try {
+        current_->log->raw().sync();
+      } catch (const std::exception&) {
+      }
+      error = std::make_exception_ptr(io_error(failure));
     }
     if (failure.empty() && !error && appended_.load() != snapshot_position_) {
       try {

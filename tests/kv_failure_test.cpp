@@ -1,0 +1,145 @@
+// The key-value store after a failure, on the fault-injecting file system of kv_fault_fs.hpp:
+// close() reports a failure that came before it (also one of group mode's background sync, which
+// nothing else reports) after syncing what the log holds; the failure keeps its first cause;
+// a write over an older record that fails its checksum is refused before it is written; options
+// no store runs with are refused before anything is created.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "ccf/kv/store.hpp"
+#include "kv_fault_fs.hpp"
+
+namespace ccf_test {
+namespace {
+
+namespace kv = ccf::kv;
+using fs_ptr = std::shared_ptr<kv_fault_fs>;
+const std::string dir = "/db";
+const std::string log_path = dir + "/log";
+
+kv::options fault_options(const fs_ptr& fs, kv::durability d) {
+  kv::options o;
+  o.fs = fs;
+  o.sync = d;
+  o.snapshot_every_bytes = 0;
+  o.group_interval = std::chrono::milliseconds(1);
+  return o;
+}
+
+/// The file system as a power loss leaves it when every change not yet synced is lost.
+fs_ptr power_loss(const kv_fault_fs& fs) {
+  std::mt19937_64 rng(1);
+  return fs.crash([](const std::string&, std::size_t) { return kv_fault_fs::fate::dropped; }, rng);
+}
+
+/// The message of the io_error that f throws ("" when it throws none).
+template <class F>
+std::string io_error_of(F&& f) {
+  try {
+    f();
+  } catch (const kv::io_error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+TEST(kv_failure, close_syncs_the_writes_before_a_failed_write_and_reports_it) {
+  // close() of a store whose write had failed skipped its sync and returned normally: the writes
+  // acknowledged before the failure (durability none or group) were lost to a power loss.
+  for (const kv::durability d : {kv::durability::none, kv::durability::group}) {
+    fs_ptr fs = kv_fault_fs::make();
+    auto s = kv::store::open(dir, fault_options(fs, d));
+    s->sync();
+    s->put("k1", "acknowledged");
+    fs->fail(kv_fault_fs::op_write, 1);
+    EXPECT_THROW(s->put("k2", "refused"), kv::io_error);
+    const std::string failure = io_error_of([&] { s->close(); });
+    EXPECT_NE(failure.find("failed"), std::string::npos) << "close() reported nothing";
+    s.reset();
+    s = kv::store::open(dir, fault_options(power_loss(*fs), d));
+    EXPECT_EQ(s->get("k1"), "acknowledged") << "durability " << static_cast<int>(d);
+    EXPECT_FALSE(s->contains("k2"));
+  }
+}
+
+TEST(kv_failure, close_reports_a_failed_background_sync) {
+  // group mode: the background syncer's failure was recorded, and close() then neither synced
+  // nor threw, so a caller that only puts and closes never learned that its writes may be lost.
+  fs_ptr fs = kv_fault_fs::make();
+  auto s = kv::store::open(dir, fault_options(fs, kv::durability::group));
+  fs->fail(kv_fault_fs::op_sync, 1);
+  s->put("a", "1");  // acknowledged at once; the syncer's next sync fails
+  for (int i = 0; i < 400 && fs->last_fault().second.empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(fs->last_fault().second, log_path) << "the background sync never ran";
+  // Every later write reports the same first cause: the message does not grow (it gained a
+  // prefix at each of the syncer's ticks, 100 times a second).
+  const std::string first = io_error_of([&] { s->put("b", "2"); });
+  ASSERT_FALSE(first.empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(io_error_of([&] { s->put("c", "3"); }), first);
+  EXPECT_EQ(io_error_of([&] { s->close(); }), first);
+}
+
+TEST(kv_failure, a_write_over_a_corrupt_record_is_refused_before_it_is_written) {
+  // A put whose key had to be compared with an older record that fails its checksum was written
+  // first and refused after: the store took no more writes, and every reopen replayed that
+  // record into the same comparison and failed, whatever strict_recovery said.
+  fs_ptr fs = kv_fault_fs::make();
+  auto s = kv::store::open(dir, fault_options(fs, kv::durability::every_write));
+  s->put("a", "old value of a");
+  s->put("b", "b");
+  s->close();  // the snapshot covers both records
+  {
+    auto log = fs->open(log_path, kv::file_system::open_mode::existing);
+    const std::uint64_t in_a = kv::detail::log_header_size + 20;
+    std::byte x{};
+    ASSERT_EQ(log->read_at(in_a, std::span<std::byte>(&x, 1)), 1u);
+    x ^= std::byte{0x40};
+    log->write_at(in_a, std::span<const std::byte>(&x, 1));
+    log->sync();
+  }
+  for (int round = 0; round < 2; ++round) {
+    s = kv::store::open(dir, fault_options(fs, kv::durability::every_write));
+    const std::uint64_t size = s->stats().log_bytes;
+    EXPECT_THROW(s->put("a", "new value of a"), kv::corrupt_error);
+    EXPECT_THROW(s->erase("a"), kv::corrupt_error);
+    EXPECT_THROW(s->get("a"), kv::corrupt_error);
+    EXPECT_EQ(s->stats().log_bytes, size) << "a refused write reached the log";
+    EXPECT_EQ(s->get("b"), "b");
+    s->put("c" + std::to_string(round), "written after the refusal");
+    s->close();
+  }
+  s = kv::store::open(dir, fault_options(fs, kv::durability::every_write));
+  EXPECT_EQ(s->get("c0"), "written after the refusal");
+  EXPECT_EQ(s->get("c1"), "written after the refusal");
+}
+
+TEST(kv_failure, options_no_store_runs_with_are_refused_before_anything_is_created) {
+  kv::options zero_writes = fault_options(kv_fault_fs::make(), kv::durability::group);
+  zero_writes.group_writes = 0;  // the syncer spun: its wait was always over
+  kv::options zero_interval = fault_options(kv_fault_fs::make(), kv::durability::group);
+  zero_interval.group_interval = std::chrono::milliseconds(0);
+  kv::options huge = fault_options(kv_fault_fs::make(), kv::durability::every_write);
+  huge.expected_keys = std::numeric_limits<std::size_t>::max() / 2;  // threw after the log existed
+  for (const kv::options& o : {zero_writes, zero_interval, huge}) {
+    EXPECT_THROW(kv::store::open(dir, o), std::invalid_argument);
+    EXPECT_FALSE(o.fs->exists(dir)) << "a refused open created the store's directory";
+  }
+  kv::options fine = fault_options(kv_fault_fs::make(), kv::durability::none);
+  fine.group_writes = 0;  // only group mode uses it
+  EXPECT_NO_THROW(kv::store::open(dir, fine)->close());
+}
+
+}  // namespace
+}  // namespace ccf_test
