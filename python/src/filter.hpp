@@ -5,8 +5,13 @@
 // Python threads take turns on it. A concurrent filter releases the GIL for every batch (add_many,
 // contains_many, update, save, bytes), so threads run their batches on it at once; clear(), which
 // the filter does not allow during other operations, waits for the running batches (a
-// shared_mutex held shared by batches, exclusively by clear) and holds the GIL meanwhile, so no
-// single-item call runs beside it either.
+// shared_mutex held shared by batches, exclusively by clear) without the GIL, then clears with
+// both the GIL and the lock, so no single-item call runs beside it either.
+//
+// Lock order: the shared_mutex before the GIL. A thread may wait for the GIL while it holds the
+// mutex (clear, taking the GIL back), but never waits for the mutex while it holds the GIL (every
+// member releases the GIL first, and a batch unlocks the mutex before it takes the GIL back), so
+// the two never wait on each other.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -34,11 +39,18 @@ namespace ccf_py {
 inline PyObject* filter_full_error = nullptr;
 
 /// Raises ccf.FilterFullError; its `inserted` attribute says how many items of the call went in
-/// (those before the first refused one).
-[[noreturn]] inline void raise_full(std::size_t inserted) {
-  const std::string msg = "ccf: the filter is full (" + std::to_string(inserted) +
-                          " items of this call inserted, the next refused); use a larger "
-                          "capacity or a GrowingCuckooFilter";
+/// (those before the first refused one). A static filter refuses an item when it is full; a
+/// growing one doubles instead, and refuses only where copies of items added many times crowd it
+/// (docs/growing.md, "When").
+[[noreturn]] inline void raise_full(std::size_t inserted, bool growing) {
+  const std::string done =
+      std::to_string(inserted) + " items of this call inserted, the next refused";
+  const std::string msg =
+      growing ? "ccf: the growing filter refused an item (" + done +
+                    "): copies of items added many times crowd its buckets; add an item that may "
+                    "repeat only where `in` says it is not there yet (docs/growing.md, When)"
+              : "ccf: the filter is full (" + done +
+                    "); use a larger capacity or a GrowingCuckooFilter";
   py::object e = py::reinterpret_borrow<py::object>(filter_full_error)(msg);
   e.attr("inserted") = inserted;
   PyErr_SetObject(filter_full_error, e.ptr());
@@ -63,44 +75,32 @@ class py_filter {
 
   // ---- one item (the GIL held) ----
   void add(py::handle item) {
-    if (!f_.insert_hash(hasher_.item(item))) raise_full(0);
+    if (!f_.insert_hash(hasher_.item(item))) raise_full(0, f_.growing());
   }
   bool remove(py::handle item) { return f_.erase_hash(hasher_.item(item)); }
   bool contains(py::handle item) const { return f_.contains_hash(hasher_.item(item)); }
   std::size_t count(py::handle item) const { return f_.count_hash(hasher_.item(item)); }
 
   // ---- batches ----
+  /// add_many and update in Python: a numpy array (in place) or the items of any other iterable.
   void add_many(py::handle items) {
     if (py::isinstance<py::array>(items))
       return add_array(py::reinterpret_borrow<py::array>(items));
-    update(items);
+    add_iterable(items);
   }
   py::array_t<bool> contains_many(py::handle items) const {
     if (py::isinstance<py::array>(items))
       return contains_array(py::reinterpret_borrow<py::array>(items));
     return contains_iterable(items);
   }
-  /// Adds the items of any iterable, hashing them in chunks (the GIL held) and inserting each
-  /// chunk as a batch. An item that is not one raises after the items before it are added.
-  void update(py::handle items) {
-    py::iterator it = py::iter(items);
-    std::vector<std::uint64_t> hashes;
-    std::size_t done = 0;
-    for (bool last = false; !last;) {
-      hashes.clear();
-      try {
-        last = hasher_.items(it, hashes, iterable_chunk);
-      } catch (...) {
-        insert_hashes(hashes, done);  // the Python error is held by the exception meanwhile
-        throw;
-      }
-      insert_hashes(hashes, done);
-    }
-  }
-
+  /// Waits for the running batches without the GIL (one of them may wait on Python code: a
+  /// save to a FIFO that another Python thread reads), then clears with the lock and the GIL.
   void clear() {
-    std::unique_lock<std::shared_mutex> lock;
-    if (concurrent_) lock = std::unique_lock(mutex_);
+    std::unique_lock<std::shared_mutex> lock(mutex_, std::defer_lock);
+    if (concurrent_) {
+      py::gil_scoped_release nogil;
+      lock.lock();
+    }  // the GIL is taken back with the lock held: the lock order above
     f_.clear();
   }
 
@@ -204,6 +204,23 @@ class py_filter {
     std::shared_lock<std::shared_mutex> lock_;  // released before the GIL is taken back
   };
 
+  /// Adds the items of any iterable, hashing them in chunks (the GIL held) and inserting each
+  /// chunk as a batch. An item that is not one raises after the items before it are added.
+  void add_iterable(py::handle items) {
+    py::iterator it = py::iter(items);
+    std::vector<std::uint64_t> hashes;
+    std::size_t done = 0;
+    for (bool last = false; !last;) {
+      hashes.clear();
+      try {
+        last = hasher_.items(it, hashes, iterable_chunk);
+      } catch (...) {
+        insert_hashes(hashes, done);  // the Python error is held by the exception meanwhile
+        throw;
+      }
+      insert_hashes(hashes, done);
+    }
+  }
   /// Inserts `hashes` (a batch), counting into `done`; FilterFullError at the first refusal.
   void insert_hashes(std::span<const std::uint64_t> hashes, std::size_t& done) {
     std::size_t n = 0;
@@ -212,7 +229,7 @@ class py_filter {
       n = f_.insert_many_hashes(hashes);
     }
     done += n;
-    if (n < hashes.size()) raise_full(done);
+    if (n < hashes.size()) raise_full(done, f_.growing());
   }
 
   void add_array(const py::array& a) {
@@ -230,7 +247,7 @@ class py_filter {
         if (in < m) break;
       }
     }
-    if (done < n) raise_full(done);
+    if (done < n) raise_full(done, f_.growing());
   }
   py::array_t<bool> contains_array(const py::array& a) const {
     const std::uint64_t* values = u64_data(a);

@@ -74,6 +74,12 @@ class item_hasher {
     not_an_item(o);
   }
 
+  /// Imports numpy and looks up its scalar types, which item() needs for items that are not
+  /// bytes, str or int. The module calls it at import: done later, by the first such item, the
+  /// import would run inside a static's initialisation, where a second thread that reaches it
+  /// waits holding the GIL that the import needs.
+  static void import_numpy() { numpy(); }
+
   /// The hashes of the items of an iterable, appended to `out`, at most `limit` of them; returns
   /// whether the iterable is exhausted.
   bool items(py::iterator& it, std::vector<std::uint64_t>& out, std::size_t limit) const {

@@ -125,10 +125,13 @@ void bind_items(py::class_<py_filter>& c) {
            "Membership of many items, as a numpy bool array: for a numpy.uint64 array (used in\n"
            "place; any other dtype or a non-contiguous array raises TypeError), of its shape;\n"
            "for any other iterable, one entry per item. A concurrent filter releases the GIL.")
-      .def("update", &py_filter::update, py::arg("items"),
-           "Adds the items of any iterable (as add_many), in batches of 65536; a concurrent\n"
-           "filter releases the GIL while each batch goes in.")
-      .def("clear", &py_filter::clear, "Removes every item (the table keeps its size).");
+      .def("update", &py_filter::add_many, py::arg("items"),
+           "The same as add_many: adds a numpy.uint64 array (in place) or the items of any\n"
+           "iterable (in batches of 65536); a concurrent filter releases the GIL while each\n"
+           "batch goes in.")
+      .def("clear", &py_filter::clear,
+           "Removes every item (the table keeps its size). A concurrent filter first waits for\n"
+           "the batches running, with the GIL released.");
 }
 
 void bind_properties(py::class_<py_filter>& c) {
@@ -146,7 +149,9 @@ void bind_properties(py::class_<py_filter>& c) {
           "its current size).")
       .def_property_readonly(
           "expected_fpr", [](const f& p) { return p.get().expected_fpr(); },
-          "The false-positive rate expected at the current load.")
+          "A CuckooFilter: the false-positive rate expected at its current load (0.0 when\n"
+          "empty; fpr when it holds capacity items). A GrowingCuckooFilter: the same as fpr,\n"
+          "its bound at its current size, whatever its load.")
       .def_property_readonly(
           "size_in_bytes", [](const f& p) { return p.get().size_in_bytes(); },
           "The memory of the filter's table, in bytes.")
@@ -260,14 +265,22 @@ void bind_functions(py::module_& m) {
 
 PYBIND11_MODULE(_ccf, m) {
   m.doc() = "ccf's concurrent cuckoo filters (the extension module behind the ccf package).";
+  // numpy is imported as the module loads: the first use of pybind11's numpy API (a static it
+  // sets up) or of the items' numpy types would otherwise import it inside a static's
+  // initialisation, where a second thread that reaches the static waits holding the GIL the
+  // import needs.
+  ccf_py::item_hasher::import_numpy();
+  (void)py::isinstance<py::array>(py::none());
   py::register_exception<ccf::format_error>(m, "FormatError", PyExc_ValueError);
   m.attr("FormatError").attr("__module__") = "ccf";
   m.attr("FormatError").attr("__doc__") =
       "Bytes or a file that are not a valid ccf filter (a ValueError).";
   ccf_py::filter_full_error =
       PyErr_NewExceptionWithDoc("ccf.FilterFullError",
-                                "A static filter had no room for an item. Its `inserted` "
-                                "attribute: the items of the call added before it.",
+                                "A filter refused an item: a CuckooFilter is full, or a "
+                                "GrowingCuckooFilter is crowded by copies of items added many "
+                                "times. Its `inserted` attribute: the items of the call added "
+                                "before it.",
                                 PyExc_Exception, nullptr);
   if (ccf_py::filter_full_error == nullptr) throw py::error_already_set();
   m.attr("FilterFullError") = py::reinterpret_borrow<py::object>(ccf_py::filter_full_error);

@@ -138,3 +138,31 @@ def test_false_positive_rate_near_expected(fpr):
     slack = 4 * math.sqrt(expected / queries)
     assert measured <= 2 * expected + slack
     assert measured >= expected / 2 - slack
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_update_takes_an_array_as_add_many_does(concurrent):
+    a = np.arange(24, dtype=np.uint64).reshape(4, 6)
+    f = ccf.CuckooFilter(1000, concurrent=concurrent)
+    f.add_many(a)
+    g = ccf.CuckooFilter(1000, concurrent=concurrent)
+    g.update(a)  # each element an item, not each row
+    assert len(g) == 24 and bytes(g) == bytes(f)
+    full = ccf.CuckooFilter(100, concurrent=concurrent)
+    with pytest.raises(ccf.FilterFullError) as info:
+        full.update(np.arange(100_000, dtype=np.uint64))
+    assert len(full) == info.value.inserted
+
+
+@pytest.mark.parametrize(
+    "array",
+    [np.arange(10, dtype=np.int64), np.arange(20, dtype=np.uint64)[::2]],
+    ids=["int64", "non-contiguous"],
+)
+def test_update_refuses_the_arrays_add_many_refuses(array):
+    f = ccf.CuckooFilter(1000)
+    with pytest.raises(TypeError) as refused:
+        f.add_many(array)
+    with pytest.raises(type(refused.value)):
+        f.update(array)
+    assert len(f) == 0

@@ -61,3 +61,31 @@ def test_memory_counts_the_hashes_a_small_filter_keeps():
     assert f.memory_in_bytes >= f.size_in_bytes + 900 * 16
     s = ccf.CuckooFilter(1000)
     assert s.memory_in_bytes == s.size_in_bytes
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_refusal_names_the_copies_not_the_capacity(concurrent):
+    f = ccf.GrowingCuckooFilter(1000, concurrent=concurrent)
+    with pytest.raises(ccf.FilterFullError) as info:
+        for _ in range(9):
+            f.add("x")  # an item's two buckets hold 8 copies at most
+    message = str(info.value)
+    assert "added many times" in message
+    assert "larger capacity" not in message and "GrowingCuckooFilter" not in message
+    assert f.count("x") == 8 and f.doublings == 0
+    with pytest.raises(ccf.FilterFullError, match="added many times") as info:
+        f.add_many(["y"] * 20)
+    assert info.value.inserted == 8
+    static = ccf.CuckooFilter(100, concurrent=concurrent)
+    with pytest.raises(ccf.FilterFullError, match="larger capacity or a GrowingCuckooFilter"):
+        static.add_many(range(100_000))
+    assert "GrowingCuckooFilter" in ccf.FilterFullError.__doc__
+
+
+def test_expected_fpr_of_a_growing_filter_is_its_bound():
+    f = ccf.GrowingCuckooFilter(1000)
+    assert f.expected_fpr == f.fpr > 0  # at any load, empty included
+    f.add_many(np.arange(5000, dtype=np.uint64))
+    assert f.doublings > 0 and f.expected_fpr == f.fpr
+    assert ccf.CuckooFilter(1000).expected_fpr == 0.0
+    assert "GrowingCuckooFilter" in ccf.Filter.expected_fpr.__doc__

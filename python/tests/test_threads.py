@@ -1,6 +1,9 @@
 """Threads: a concurrent filter runs batches of several Python threads at once (the GIL is
 released); a sequential filter keeps the GIL, so its calls never overlap."""
 
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 
@@ -125,3 +128,68 @@ def test_clear_waits_for_running_batches():
     assert len(f) in (0, N)
     f.clear()
     assert len(f) == 0 and not f.contains_many(keys[:1000]).any()
+
+
+def run_script(code, timeout=10):
+    """Runs code in a fresh interpreter (the test's environment); fails the test if it does not
+    end within timeout seconds or ends in an error. Returns its standard output."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the script hung (still running after {timeout} s)")
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize(
+    "call", ["f.add, args=(bytearray(b'x'),)", "f.contains_many, args=([b'x'],)"]
+)
+def test_first_calls_from_two_threads_before_numpy_is_imported(call):
+    # The script imports no numpy itself: the two threads' first calls are the first that need
+    # it (a bytearray item; a batch, which tells arrays from other iterables).
+    out = run_script(
+        f"""
+        import sys, threading
+        import ccf
+        f = ccf.CuckooFilter(1000)
+        ts = [threading.Thread(target={call}) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        print("done", "numpy" in sys.modules)
+        """
+    )
+    assert out.split() == ["done", "True"]
+
+
+def test_clear_waits_for_a_save_without_the_gil():
+    # A save to a FIFO waits for the main thread to read it; a clear waiting meanwhile for the
+    # save to end must leave the main thread free to run.
+    out = run_script(
+        """
+        import os, tempfile, threading, time
+        import ccf
+        path = os.path.join(tempfile.mkdtemp(), "fifo")
+        os.mkfifo(path)
+        f = ccf.CuckooFilter(1000)
+        f.add("x")
+        saver = threading.Thread(target=f.save, args=(path,), daemon=True)
+        saver.start()
+        time.sleep(0.2)  # the save holds the filter, waiting for a reader
+        clearer = threading.Thread(target=f.clear, daemon=True)
+        clearer.start()
+        time.sleep(0.2)  # the clear waits for the save
+        with open(path, "rb") as fifo:
+            data = fifo.read()
+        saver.join()
+        clearer.join()
+        print(len(f), type(ccf.loads(data)).__name__)
+        """
+    )
+    assert out.split() == ["0", "CuckooFilter"]
