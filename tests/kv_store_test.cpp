@@ -427,6 +427,24 @@ TEST(kv_store_growth, expected_keys_sizes_a_fresh_store) {
   EXPECT_EQ(count_wrong(*s, n), 0u);
 }
 
+TEST(kv_store_growth, expected_keys_outlives_a_compaction) {
+  // A compaction sized its new index for twice the live keys only: the store opened for n keys
+  // then doubled its index again on the way to n.
+  const std::size_t n = scaled(100000, 10000);
+  temp_dir dir;
+  options o = with_sync(durability::none);
+  o.expected_keys = n;
+  auto s = store::open(dir / "db", o);
+  for (std::size_t i = 0; i < n / 10; ++i)
+    s->put(growth_key(i), growth_value(i));
+  s->compact();
+  const std::size_t before = s->stats().rehashes;
+  for (std::size_t i = n / 10; i < n; ++i)
+    s->put(growth_key(i), growth_value(i));
+  EXPECT_EQ(s->stats().rehashes, before) << "the index doubled after the compaction";
+  EXPECT_EQ(count_wrong(*s, n), 0u);
+}
+
 TEST(kv_store_growth, duplicate_keys_never_take_two_slots) {
   const std::size_t rounds = 20, keys = 1000;
   temp_dir dir;

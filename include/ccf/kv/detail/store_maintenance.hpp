@@ -84,8 +84,10 @@ inline void store::compact() {
   try {
     detail::compaction_target t;
     t.log = detail::log_file::create(*fs_, log_tmp, old->log->header().seed);
-    t.index =
-        std::make_unique<detail::kv_index>(old->index->size() * 2 + 1024, old->log->header().seed);
+    // Room for twice the live keys, and never less than options::expected_keys (the index
+    // a compaction made was smaller, and the store's inserts then doubled it again).
+    const std::size_t room = std::max(old->index->size() * 2 + 1024, options_.expected_keys);
+    t.index = std::make_unique<detail::kv_index>(room, old->log->header().seed);
     // Phase 1, writers going on: the records live now among those before copied_to.
     std::string scratch, probe;
     for (std::uint64_t at = detail::log_header_size; at < copied_to;) {
