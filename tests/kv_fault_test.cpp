@@ -390,7 +390,7 @@ TEST(kv_fault_store, hole_after_the_synced_end_with_strict_recovery_throws) {
   const std::string log_before = as_string(fs->read_file(log_path));
   kv::options o = fault_options(fs, kv::durability::none);
   o.strict_recovery = true;
-  EXPECT_THROW(kv::store::open(dir, o), kv::corrupt_error);
+  EXPECT_THROW(kv::store::open(dir, o), kv::damaged_log_error);
   EXPECT_EQ(as_string(fs->read_file(log_path)), log_before);  // nothing cut
   o.strict_recovery = false;
   auto s = kv::store::open(dir, o);

@@ -315,7 +315,7 @@ TEST(kv_recovery, a_bad_record_in_the_middle_is_kept_aside_or_refused) {
 
   options strict;
   strict.strict_recovery = true;
-  EXPECT_THROW(store::open(db, strict), corrupt_error);
+  EXPECT_THROW(store::open(db, strict), ccf::kv::damaged_log_error);
   EXPECT_EQ(file_size(db + "/log"), log.size()) << "a refused open changed the log";
 
   auto s = store::open(db);

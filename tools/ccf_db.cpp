@@ -59,9 +59,10 @@ std::unique_ptr<ccf::kv::store> open_store(const std::string& dir, bool create, 
   std::unique_ptr<ccf::kv::store> s;
   try {
     s = ccf::kv::store::open(dir, o);
-  } catch (const ccf::kv::corrupt_error& e) {
-    throw cli_error(2, std::string(e.what()) +
-                           (recover ? "" : " (--recover cuts the log there and keeps a copy)"));
+  } catch (const ccf::kv::damaged_log_error& e) {  // only thrown without --recover
+    throw cli_error(2, std::string(e.what()) + " (--recover cuts the log there and keeps a copy)");
+  } catch (const ccf::kv::corrupt_error& e) {  // a bad log header: nothing --recover can cut
+    throw cli_error(2, e.what());
   } catch (const std::invalid_argument& e) {  // no store, nor a place to create one
     throw cli_error(2, e.what());
   }

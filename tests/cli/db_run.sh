@@ -196,6 +196,11 @@ run "$ccf" db get "$mid" key20 --recover > /dev/null 2> "$work/err"
   fail "get --recover: exit $rc: $(cat "$work/err")"
 ls "$mid"/dropped-* > /dev/null 2>&1 || fail "--recover kept no copy of the records it cut"
 "$ccf" db put "$mid" again v || fail "put after --recover: exit $?"
+# A log whose header is corrupt is an error that --recover cannot repair: no advice to use it.
+printf 'X' | dd of="$mid/log" bs=1 seek=20 conv=notrunc status=none
+run "$ccf" db get "$mid" again > /dev/null 2> "$work/err"
+[ $rc = 2 ] && grep -q "header fails its checksum" "$work/err" &&
+  ! grep -q -- "--recover" "$work/err" || fail "a corrupt log header: exit $rc: $(cat "$work/err")"
 
 # Importing the store's own log reads what the log held when it began, not its own writes.
 "$ccf" db put "$work/self" k v

@@ -51,6 +51,13 @@ class corrupt_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The log has a bad record with intact records after it, and options::strict_recovery refused
+/// to cut them off (a recovery without it keeps them in a dropped-<offset> file).
+class damaged_log_error : public corrupt_error {
+ public:
+  using corrupt_error::corrupt_error;
+};
+
 /// Another process (or another store object of this process) has the store open.
 class store_locked_error : public std::runtime_error {
  public:
@@ -246,8 +253,9 @@ class posix_file_system final : public file_system {
       ::close(fd);
       if (err == EWOULDBLOCK) {
         throw store_locked_error(
-            "ccf::kv: the store is open in another process or object (lock file '" + path +
-            "', held by pid " + (n > 0 ? std::string(owner, static_cast<std::size_t>(n)) : "?") +
+            "ccf::kv: the store is open in another process or object (lock file '" + path + "', " +
+            (n > 0 ? "held by pid " + std::string(owner, static_cast<std::size_t>(n))
+                   : std::string("whose owner has not written its pid yet")) +
             ")");
       }
       throw_io("lock", path, err);

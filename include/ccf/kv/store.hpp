@@ -35,10 +35,10 @@
 // records lie beyond that point (corruption, or unsynced blocks written out of order before a
 // crash), they are reported in open_report and their bytes kept in a file "dropped-<offset>" in
 // the directory (a later name, "dropped-<offset>.<n>", when that one exists) before the log is
-// cut — or, with options::strict_recovery, open() throws corrupt_error instead. The search for
-// them is bounded (options::tail_search_bytes); one that reaches the bound counts the tail as
-// holding records. Records before the snapshot's position are checked whenever they are
-// read (get, iteration, compaction), so a corrupt record is an error, never a wrong value.
+// cut — or, with options::strict_recovery, open() throws damaged_log_error (a corrupt_error)
+// instead. The search for them is bounded (options::tail_search_bytes); one that reaches the bound
+// counts the tail as holding records. Records before the snapshot's position are checked whenever
+// they are read (get, iteration, compaction), so a corrupt record is an error, never a wrong value.
 //
 // Compaction writes the live records to log.compact (while gets and puts go on), then, with
 // writers held, copies the records written meanwhile, syncs, writes index.compact, renames both

@@ -170,11 +170,11 @@ inline void store::recover(const options& o) {
       const std::string where = "offset " + std::to_string(scan.end) + " of '" + log->path() + "'";
       if (o.strict_recovery) {
         const std::string found = std::to_string(scan.beyond) + " valid records follow";
-        throw corrupt_error("ccf::kv: the log is corrupt at " + where + ": " +
-                            (scan.stopped ? "valid records may follow (the search for them "
-                                            "stopped at options::tail_search_bytes; " +
-                                                found + " before it)"
-                                          : found));
+        throw damaged_log_error("ccf::kv: the log is corrupt at " + where + ": " +
+                                (scan.stopped ? "valid records may follow (the search for them "
+                                                "stopped at options::tail_search_bytes; " +
+                                                    found + " before it)"
+                                              : found));
       }
       // Keep the cut-off bytes: they hold records (of writes that were never synced, or past a
       // corruption), or may (the search stopped at its bound).
