@@ -28,7 +28,34 @@ struct reserve_options {
   double error = settings.default_error;
 };
 
-cf_value* make_filter(const reserve_options& o) {
+/// Throws reply_error (OOM) when maxmemory is set and a new table of `bytes` would take used
+/// memory past it. deny-oom refuses a command only once memory is past maxmemory already, so one
+/// CF.RESERVE could allocate gigabytes beyond it (and evict every other key, or end the server).
+/// Not for the master's commands on a replica, nor while loading: Redis applies those whatever
+/// its memory, and a refusal would make the replica or the restarted server differ.
+void check_maxmemory(api::context* ctx, std::uint64_t bytes) {
+  if ((api::get_context_flags(ctx) & (api::ctx_flags_replicated | api::ctx_flags_loading)) != 0)
+    return;
+  api::server_info* info = api::get_server_info(ctx, "memory");
+  if (info == nullptr) return;
+  int missing = api::ok;
+  const unsigned long long most = api::server_info_get_field_unsigned(info, "maxmemory", &missing);
+  const unsigned long long used =
+      api::server_info_get_field_unsigned(info, "used_memory", &missing);
+  api::free_server_info(ctx, info);
+  if (missing != api::ok || most == 0 || used + bytes <= most) return;
+  throw reply_error("OOM a filter of " + std::to_string(bytes) + " bytes would take used memory (" +
+                    std::to_string(used) + " bytes) past maxmemory (" + std::to_string(most) +
+                    " bytes)");
+}
+
+/// The least memory of the table a filter config makes: its capacity in slots of its
+/// fingerprint width, full (the table has more slots than that; the check needs no more).
+std::uint64_t least_table_bytes(const ccf::filter_config& c) {
+  return static_cast<std::uint64_t>(c.capacity) * c.fingerprint_bits / 8;
+}
+
+cf_value* make_filter(api::context* ctx, const reserve_options& o) {
   ccf::filter_config c;
   if (o.expansion == 0) {
     if (o.bucket_size) {
@@ -46,6 +73,7 @@ cf_value* make_filter(const reserve_options& o) {
   } else {
     c = ccf::filter_config::growing_for_rate(o.capacity, o.error);
   }
+  check_maxmemory(ctx, least_table_bytes(c));
   return cf_value::create(c, filter_meta{o.expansion, o.max_iterations, 0});
 }
 
@@ -93,7 +121,8 @@ int reserve_command(api::context* ctx, api::string** argv, int argc) {
   const auto s = key.lookup();
   if (s == key_handle::state::wrong_type) return reply_not_filter(ctx, s);
   if (s != key_handle::state::missing) return api::reply_with_error(ctx, err_exists);
-  if (!key.set(make_filter(o))) return api::reply_with_error(ctx, "ERR could not store the filter");
+  if (!key.set(make_filter(ctx, o)))
+    return api::reply_with_error(ctx, "ERR could not store the filter");
   api::replicate_verbatim(ctx);
   notify(ctx, "cf.reserve", argv[1]);
   return api::reply_with_simple_string(ctx, "OK");
@@ -112,7 +141,7 @@ cf_value* filter_for_insert(api::context* ctx, key_handle& key, std::size_t capa
     api::reply_with_error(ctx, err_not_found);
     return nullptr;
   }
-  if (!key.set(make_default_filter(capacity))) {
+  if (!key.set(make_default_filter(ctx, capacity))) {
     api::reply_with_error(ctx, "ERR could not store the filter");
     return nullptr;
   }
@@ -289,10 +318,10 @@ int info(api::context* ctx, api::string** argv, int argc) {
 
 }  // namespace
 
-cf_value* make_default_filter(std::size_t capacity) {
+cf_value* make_default_filter(api::context* ctx, std::size_t capacity) {
   reserve_options o;
   o.capacity = capacity;
-  return make_filter(o);
+  return make_filter(ctx, o);
 }
 
 bool register_command(api::context* ctx, const command_spec& c) {

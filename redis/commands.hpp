@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -86,8 +87,9 @@ inline int reply_not_filter(api::context* ctx, key_handle::state s) {
       ctx, s == key_handle::state::wrong_type ? api::wrongtype_message : err_pending);
 }
 
-/// A new filter for CF.ADD / CF.INSERT of a missing key (the module's defaults).
-cf_value* make_default_filter(std::size_t capacity);
+/// A new filter for CF.ADD / CF.INSERT of a missing key (the module's defaults); reply_error
+/// (OOM) when its table would take used memory past maxmemory.
+cf_value* make_default_filter(api::context* ctx, std::size_t capacity);
 
 /// One CF.* command, its key the first argument: its function, Redis command flags, arity (as
 /// Redis counts it: the name included, negative for "at least"), what it does to its key (the
@@ -111,11 +113,19 @@ inline void notify(api::context* ctx, const char* event, api::string* key) {
   api::notify_keyspace_event(ctx, api::notify_module, event, key);
 }
 
+/// An error whose text is the whole reply, its code included ("OOM ...").
+class reply_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Runs a command, turning any exception (a bad argument ccf refuses, memory) into an error reply.
 template <int (*Command)(api::context*, api::string**, int)>
 int guarded(api::context* ctx, api::string** argv, int argc) {
   try {
     return Command(ctx, argv, argc);
+  } catch (const reply_error& e) {
+    return api::reply_with_error(ctx, e.what());
   } catch (const std::exception& e) {
     return api::reply_with_error(ctx, (std::string("ERR ") + e.what()).c_str());
   }

@@ -58,7 +58,10 @@ std::string continue_load(key_handle& key, std::size_t offset, std::string_view 
     key.remove();
     return error;
   }
-  if (!key.set(loaded)) return "ERR could not store the filter";
+  if (!key.set(loaded)) {
+    key.remove();  // no half-restored value stays behind: replicas get the DEL this is
+    return "ERR could not store the filter";
+  }
   return {};
 }
 

@@ -47,6 +47,10 @@ bool fetch_all(context* ctx) {
          fetch("RedisModule_ReplicateVerbatim", replicate_verbatim) &&
          fetch("RedisModule_Replicate", replicate) &&
          fetch("RedisModule_NotifyKeyspaceEvent", notify_keyspace_event) &&
+         fetch("RedisModule_GetContextFlags", get_context_flags) &&
+         fetch("RedisModule_GetServerInfo", get_server_info) &&
+         fetch("RedisModule_FreeServerInfo", free_server_info) &&
+         fetch("RedisModule_ServerInfoGetFieldUnsigned", server_info_get_field_unsigned) &&
          fetch("RedisModule_SaveUnsigned", save_unsigned) &&
          fetch("RedisModule_LoadUnsigned", load_unsigned) &&
          fetch("RedisModule_SaveStringBuffer", save_string_buffer) &&

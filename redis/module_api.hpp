@@ -24,6 +24,7 @@ struct module_type;
 struct digest;
 struct defrag_context;
 struct command;
+struct server_info;
 
 // Status codes (reference, "Commands API": functions return REDISMODULE_OK or REDISMODULE_ERR).
 inline constexpr int ok = 0;
@@ -48,6 +49,11 @@ inline constexpr std::uint64_t type_method_version = 3;
 inline constexpr const char* wrongtype_message =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 
+// Context flags (reference, "RedisModule_GetContextFlags": REDISMODULE_CTX_FLAGS_REPLICATED, the
+// command came from the master; REDISMODULE_CTX_FLAGS_LOADING, the server is loading an AOF or
+// RDB).
+inline constexpr int ctx_flags_replicated = 1 << 12;
+inline constexpr int ctx_flags_loading = 1 << 13;
 // Keyspace notification classes (reference, "RedisModule_NotifyKeyspaceEvent" and
 // "RedisModule_SubscribeToKeyspaceEvents": REDISMODULE_NOTIFY_GENERIC, 'g' in
 // notify-keyspace-events, and REDISMODULE_NOTIFY_MODULE, 'd', events of module types).
@@ -197,6 +203,13 @@ inline int (*replicate_verbatim)(context*) = nullptr;
 inline int (*replicate)(context*, const char* command, const char* fmt, ...) = nullptr;
 // Keyspace notifications.
 inline int (*notify_keyspace_event)(context*, int type, const char* event, string* key) = nullptr;
+// Context and server state.
+inline int (*get_context_flags)(context*) = nullptr;
+inline server_info* (*get_server_info)(context*, const char* section) = nullptr;
+inline void (*free_server_info)(context*, server_info*) = nullptr;
+/// A field of INFO as an unsigned integer; *out_err is set to err when it is missing.
+inline unsigned long long (*server_info_get_field_unsigned)(server_info*, const char* field,
+                                                            int* out_err) = nullptr;
 // RDB, AOF, DEBUG DIGEST.
 inline void (*save_unsigned)(io*, std::uint64_t value) = nullptr;
 inline std::uint64_t (*load_unsigned)(io*) = nullptr;

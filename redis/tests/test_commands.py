@@ -344,3 +344,22 @@ def test_module_cannot_load_twice_or_unload(r):
     with pytest.raises(redis.ResponseError):
         r.execute_command("MODULE", "UNLOAD", "ccf")  # it exports a data type
     assert r.ping()
+
+
+def test_a_filter_larger_than_maxmemory_leaves_is_refused():
+    # deny-oom refuses a command only once used memory is past maxmemory: one CF.RESERVE
+    # allocated its whole table beyond it (evicting every other key, or ending the server).
+    with Server("--maxmemory", "32mb") as s:
+        r = s.client()
+        for create in (lambda: r.execute_command("CF.RESERVE", "big", 50_000_000),
+                       lambda: r.cf().insert("big", ["x"], capacity=50_000_000),
+                       lambda: r.execute_command("CF.RESERVE", "big", 50_000_000,
+                                                 "EXPANSION", 1)):
+            with pytest.raises(redis.ResponseError, match="past maxmemory"):
+                create()
+            assert r.exists("big") == 0
+        assert r.info("memory")["used_memory"] < 32 << 20
+        assert r.execute_command("CF.RESERVE", "small", 10_000)
+        assert r.cf().add("small", "a") == 1 and r.cf().add("made", "a") == 1
+    with Server() as s:  # no maxmemory: no limit from the module either
+        assert s.client().execute_command("CF.RESERVE", "big", 5_000_000)

@@ -181,3 +181,20 @@ def test_a_growing_filter_that_doubles_and_refuses_reaches_the_replica_without_a
         assert crowd_until_doubled_and_refused(master, "g") > 0
         caught_up(master, replica)
         assert dump_bytes(master, "g") == dump_bytes(replica, "g")
+
+
+def test_a_replica_with_less_maxmemory_takes_what_its_master_made():
+    # The check against maxmemory is the master's: a replica applies the master's commands
+    # whatever its own memory (as Redis does), or it would differ from its master.
+    with Server() as m:
+        master = m.client()
+        with Server("--replicaof", HOST, str(m.port), "--maxmemory", "16mb",
+                    "--propagation-error-behavior", "panic") as rs:
+            replica = rs.client()
+            assert wait_until(lambda: in_sync(master, replica), timeout=30)
+            master.execute_command("CF.RESERVE", "big", 20_000_000)
+            master.cf().add("big", "item")
+            caught_up(master, replica)
+            assert rs.proc.poll() is None, rs.log()
+            assert replica.cf().exists("big", "item") == 1
+            assert replica.cf().info("big").size == master.cf().info("big").size
