@@ -136,11 +136,13 @@ std::vector<std::uint64_t> distinct_hashes(const key_args& a, const char* what, 
   return hashes;
 }
 
-/// What a refusal says: a static filter needs more room (`for_static`), a growing one refuses
-/// only keys that collide with ones it holds, or once it doubled as often as it may.
+/// What a refusal says: a static filter needs more room (`for_static`); a growing one doubles
+/// whenever it fills and refuses a key only where copies crowd its buckets (docs/growing.md,
+/// "When").
 std::string full_advice(const ccf::runtime_filter& f, const char* for_static) {
-  return f.growing() ? "a growing filter refuses a key whose buckets hold only entries that "
-                       "collide with it, or once it doubled as often as it may"
+  return f.growing() ? "a growing filter refuses a key only where copies crowd its buckets: the "
+                       "ninth copy of a key, a copy that finds no room while the filter is less "
+                       "than half full, any key while copies keep it less than an eighth full"
                      : for_static;
 }
 
@@ -449,6 +451,27 @@ std::string unsigned_64(const std::string& text) {
   return "";
 }
 
+/// --fpr: a rate from min_fpr to max_fpr. The message gives the bounds as --help does
+/// (CLI::Range's message writes them with std::to_string, which shows 1e-9 as 0.000000).
+constexpr double min_fpr = 1e-9, max_fpr = 0.5;
+CLI::Validator fpr_range() {
+  const auto text_of = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return std::string(buf);
+  };
+  const std::string bounds = text_of(min_fpr) + " to " + text_of(max_fpr);
+  return CLI::Validator(
+      [bounds](std::string& text) -> std::string {
+        double value = 0;
+        if (CLI::detail::lexical_cast(text, value) && value >= min_fpr && value <= max_fpr) {
+          return "";
+        }
+        return "'" + text + "' is not a false-positive rate from " + bounds;
+      },
+      "FLOAT in [" + text_of(min_fpr) + " - " + text_of(max_fpr) + "]");
+}
+
 void add_key_options(CLI::App* cmd, key_args& in) {
   cmd->add_option("-k,--keys", in.path, "key file, one key per line ('-': standard input)")
       ->check(not_empty_path);
@@ -499,7 +522,7 @@ int main(int argc, char** argv) {
   auto* fpr = build->add_option("--fpr", b.fpr,
                                 "target false-positive rate: the layout of least memory that "
                                 "meets it (default with --grow: 0.001)");
-  fpr->check(CLI::Range(1e-9, 0.5));
+  fpr->check(fpr_range());
   auto* bits = build->add_option("--bits", b.bits, "fingerprint bits: 4, 8, 12, 16 or 32");
   auto* slots = build->add_option("--slots", b.slots, "slots per bucket: 2, 4 or 8");
   bits->excludes(fpr);

@@ -9,8 +9,10 @@
 //   - a lookup probes two buckets at any size (not a pair per level, as chained sub-filters do);
 //   - the false-positive rate stays within the target for growth_options::max_doublings splits
 //     (default 16: from one chunk of 2^15 buckets to 2^31), and degrades gently after that;
-//   - bits per item, at the load where the table doubles (95 %), are those of a static filter for
-//     the same rate plus about 1 to 5 (the slot is 12 to 32 bits: docs/growing.md has the table);
+//   - bits per item, at the load where the table doubles (95 %), are about 2 to 5 more than
+//     those of the smallest static filter for the same rate at rates 1e-2 to 1e-4, and fewer
+//     below 1e-4 (about 4 to 8 fewer at 1e-5 and 1e-6): the slot takes any even width from 12
+//     to 32 bits, not only the static widths 4, 8, 12, 16, 32 (docs/growing.md has the table);
 //   - a doubling copies each entry once (a chunk split, in parallel on large tables), so inserts
 //     cost about what a static filter's do, amortised;
 //   - in the concurrent filter, lookups go on, lock-free, while the table doubles, and never miss

@@ -224,6 +224,11 @@ if want build; then
   expect_status "build --slots 3" 1 ccf build -k keys.txt -o bad.ccf --slots 3
   expect_status "build --fpr with --bits" 1 ccf build -k keys.txt -o bad.ccf --fpr 0.01 --bits 8
   expect_status "build --fpr 2 (not a rate)" 1 ccf build -k keys.txt -o bad.ccf --fpr 2
+  # A rate out of range: the message gives the bounds --help shows (1e-09 to 0.5).
+  for rate in 1e-10 0.6; do
+    expect_error "build --fpr $rate (out of range)" 1 "--fpr" "$rate" "1e-09" "0.5" -- \
+      ccf build -k keys.txt -o bad.ccf --fpr "$rate"
+  done
   expect_status "build without -o" 1 ccf build -k keys.txt
   expect_status "build with an unknown option" 1 ccf build -k keys.txt -o bad.ccf --frobnicate
   [ ! -e bad.ccf ] || fail "build usage errors" "no file written" "bad.ccf exists"
@@ -413,6 +418,21 @@ if want grow; then
   check_rc "build --grow --capacity 100 from 1000000 keys, one thread" 0 "$rc" err
   check_eq "build --grow from a small capacity: no false negatives" 0 \
     "$(count_selected tiny.ccf batch.txt -v)"
+  # Copies of one key: the ninth is refused, and the message says why (copies crowd a key's
+  # buckets; a growing filter has no limit on its doublings).
+  ccf build -q -k few.txt -o copies.ccf --grow
+  for i in 1 2 3 4 5 6 7 8; do
+    rc=0
+    ccf add -q copies.ccf same-key 2> err || rc=$?
+    check_rc "add one key to a growing filter (copy $i)" 0 "$rc" err
+  done
+  cp copies.ccf copies.orig
+  expect_error "add a ninth copy of a key to a growing filter" 3 "full" "ninth copy" -- \
+    ccf add copies.ccf same-key
+  if grep -q "doubled" stderr; then
+    fail "add a ninth copy: the message" "no refusal by doublings" "$(cat stderr)"
+  fi
+  check_same_file "add a ninth copy: the filter unchanged" copies.orig copies.ccf
   # N keys fit a growing filter built for N (it doubled at the N-th: twice the memory).
   keys cap- 1 5000 > cap.txt
   ccf build -q -k cap.txt -o cap.ccf --grow
@@ -701,6 +721,16 @@ if want errors; then
   expect_error "info of an empty file" 2 "empty.ccf" -- ccf info empty.ccf
   keys key- 1 10 > notafilter.ccf
   expect_error "info of a key list" 2 "notafilter.ccf" -- ccf info notafilter.ccf
+  # A file of a filter with the global alternate function (header byte 20: 1): the message names
+  # the file's alternate function and the tool's.
+  cp static.ccf global.ccf
+  printf '\001' | dd of=global.ccf bs=1 seek=20 conv=notrunc 2> /dev/null
+  for cmd in info query; do
+    args=(global.ccf)
+    [ "$cmd" = info ] || args+=(key-1)
+    expect_error "$cmd of a global-alternate file" 2 "global.ccf" "the global alternate" \
+      "the chunked one" -- ccf "$cmd" "${args[@]}"
+  done
 
   # A directory given as the filter: the message names it and says why.
   mkdir dir

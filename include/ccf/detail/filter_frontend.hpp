@@ -22,6 +22,7 @@
 #include "ccf/config.hpp"
 #include "ccf/detail/batch_ops.hpp"
 #include "ccf/detail/canonical_table.hpp"
+#include "ccf/detail/indexer.hpp"
 #include "ccf/detail/serialization.hpp"
 #include "ccf/detail/sizing.hpp"
 #include "ccf/hash.hpp"
@@ -239,9 +240,8 @@ class basic_filter {
                          "-bit tags in " + std::to_string(slots_per_bucket) + "-slot buckets");
     }
     if (h.alternate != static_cast<std::uint32_t>(Alternate::kind)) {
-      throw format_error(std::string("ccf: the file's filter uses another alternate-bucket "
-                                     "function than this filter type (") +
-                         Alternate::name + ")");
+      throw format_error("ccf: the file's filter uses " + alternate_of_file(h.alternate) +
+                         ", this filter type the " + Alternate::name + " one");
     }
     if (h.hash_probe != hash_probe<Key, Hash>(key_seed(h.seed))) {
       throw format_error("ccf: the file was written with another key type or hash function");
@@ -279,6 +279,18 @@ class basic_filter {
 
   auto key_locator(std::span<const Key> keys) const {
     return [this, keys](std::size_t k) { return locate(keys[k]); };
+  }
+  /// The alternate-bucket function a file header's code names, for messages.
+  static std::string alternate_of_file(std::uint32_t code) {
+    switch (static_cast<alternate_kind>(code)) {
+      case alternate_kind::global:
+        return std::string("the ") + global_alternate::name + " alternate-bucket function";
+      case alternate_kind::chunked:
+        return std::string("the ") + chunked_alternate::name + " alternate-bucket function";
+      case alternate_kind::growing:
+        return "the growing filter's alternate-bucket function";
+    }
+    return "an unknown alternate-bucket function (code " + std::to_string(code) + ")";
   }
   static void check_output(std::size_t keys, std::size_t found) {
     if (found < keys) {
