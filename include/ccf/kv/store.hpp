@@ -99,6 +99,20 @@ struct pending_write {
   std::exception_ptr error;
 };
 
+/// A key's live record: where it is and its size.
+struct live_record {
+  std::uint64_t offset;
+  std::uint64_t size;
+};
+
+/// A write of a batch: where its record goes, and the key's live record that it replaces or
+/// erases, as commit() found it before writing.
+struct planned_record {
+  pending_write* write;
+  std::uint64_t offset;
+  std::optional<live_record> old;
+};
+
 }  // namespace detail
 
 class store {
@@ -264,7 +278,10 @@ class store {
 
   void submit(detail::pending_write& w);
   void commit(std::vector<detail::pending_write*>& batch);
+  std::vector<detail::planned_record> plan(std::vector<detail::pending_write*>& batch,
+                                           std::uint64_t start, std::vector<std::byte>& bytes);
   void apply(std::uint64_t offset, const detail::record_view& r);
+  void apply_planned(const detail::planned_record& p);
   void grow();
   void sync_to(std::uint64_t end);
   void write_snapshot_locked();

@@ -79,10 +79,22 @@ class kv_index {
     const std::uint64_t slot = layout::make(p.tag, offset / 8);
     if (const std::optional<std::uint64_t> old = find(h, key, key_at)) {
       old_offset = *old;
-      engine_.replace_slot(p, layout::make(p.tag, *old / 8), slot);
+      replace_at(h, *old, offset);
       return upsert_result::replaced;
     }
     return engine_.insert(p, slot) ? upsert_result::inserted : upsert_result::full;
+  }
+  /// Points the slot of the record at `old_offset` (of the key hashed to h) at `offset`; false
+  /// when no slot holds it.
+  bool replace_at(std::uint64_t h, std::uint64_t old_offset, std::uint64_t offset) {
+    const ccf::detail::position p = engine_.indexer().locate(h);
+    return engine_.replace_slot(p, layout::make(p.tag, old_offset / 8),
+                                layout::make(p.tag, offset / 8));
+  }
+  /// Removes the slot of the record at `old_offset` (a tombstone); false when no slot holds it.
+  bool erase_at(std::uint64_t h, std::uint64_t old_offset) {
+    const ccf::detail::position p = engine_.indexer().locate(h);
+    return engine_.erase_slot(p, layout::make(p.tag, old_offset / 8));
   }
   /// Inserts a slot for a key known to have none (rebuilding); false when full.
   bool insert_new(std::uint64_t h, std::uint64_t offset) {
@@ -94,9 +106,8 @@ class kv_index {
   bool erase(std::uint64_t h, std::string_view key, KeyAt&& key_at, std::uint64_t& old_offset) {
     const std::optional<std::uint64_t> old = find(h, key, key_at);
     if (!old) return false;
-    const ccf::detail::position p = engine_.indexer().locate(h);
     old_offset = *old;
-    return engine_.erase_slot(p, layout::make(p.tag, *old / 8));
+    return erase_at(h, *old);
   }
 
   /// Calls f(offset) for every occupied slot (the records of all live keys).

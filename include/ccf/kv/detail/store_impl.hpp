@@ -243,6 +243,29 @@ inline void store::apply(std::uint64_t offset, const detail::record_view& r) {
   }
 }
 
+/// Applies a record of a batch to the index: the key's live record is known
+/// (plan()), so no key is compared again.
+inline void store::apply_planned(const detail::planned_record& p) {
+  const detail::pending_write& w = *p.write;
+  for (;;) {
+    detail::kv_index& index = *current_->index;
+    const std::uint64_t h = index.hash(w.key);
+    if (p.old && !(w.erase ? index.erase_at(h, p.old->offset)
+                           : index.replace_at(h, p.old->offset, p.offset))) {
+      throw std::logic_error("ccf::kv: the index lost the slot of a live record");
+    }
+    if (!p.old && !index.insert_new(h, p.offset)) {
+      grow();
+      continue;
+    }
+    if (p.old) live_bytes_ -= p.old->size;
+    if (!w.erase) live_bytes_ += detail::record_size(w.key.size(), w.value.size());
+    ++records_;
+    last_record_ = p.offset;
+    return;
+  }
+}
+
 inline void store::grow() {
   const detail::generation& g = *current_;
   const std::size_t room = g.index->engine().num_buckets() * detail::kv_index::layout::slots;
@@ -294,36 +317,56 @@ inline void store::submit(detail::pending_write& w) {
   if (w.error) std::rethrow_exception(w.error);
 }
 
-inline void store::commit(std::vector<detail::pending_write*>& batch) {
+/// Finds, before anything is written, each write's live record (the index's, or one this batch
+/// wrote), and encodes the records of the writes that change something into `bytes`, the first
+/// at `start`. The key comparisons happen here: an older record among a key's candidates that
+/// fails its checksum refuses that write alone (corrupt_error, nothing written), not once its
+/// record is in the log, where every replay of the log would meet it again.
+inline std::vector<detail::planned_record> store::plan(std::vector<detail::pending_write*>& batch,
+                                                       std::uint64_t start,
+                                                       std::vector<std::byte>& bytes) {
   detail::generation& g = *current_;
   const std::uint64_t id_low = g.log->header().id_low();
-  const std::uint64_t start = appended_.load();
-  std::vector<std::byte> bytes;
-  std::vector<std::pair<detail::pending_write*, std::uint64_t>> records;
-  std::unordered_map<std::string_view, bool> present;  // what this batch did to its keys
+  std::vector<detail::planned_record> records;
+  // The live record of each key this batch wrote (none after an erase).
+  std::unordered_map<std::string_view, std::optional<detail::live_record>> latest;
   std::string probe;
-  auto key_at = [&](std::uint64_t at) { return g.log->record_at(at, start, probe).key; };
+  std::uint64_t size_read = 0;  // of the record key_at read last: the one find() returns
+  auto key_at = [&](std::uint64_t at) {
+    const detail::record_view r = g.log->record_at(at, start, probe);
+    size_read = r.size;
+    return r.key;
+  };
   for (detail::pending_write* w : batch) {
-    const auto it = present.find(w->key);
-    if (it == present.end()) {
-      // The key comparisons apply() makes, made before anything is written: an older record
-      // among the key's candidates that fails its checksum refuses this write alone
-      // (corrupt_error, nothing written), not once its record is in the log, where apply() and
-      // every replay of the log would meet it again.
+    std::optional<detail::live_record> old;
+    if (const auto it = latest.find(w->key); it != latest.end()) {
+      old = it->second;
+    } else {
       try {
-        w->result = g.index->find(g.index->hash(w->key), w->key, key_at).has_value();
+        if (const auto at = g.index->find(g.index->hash(w->key), w->key, key_at))
+          old = detail::live_record{*at, size_read};
       } catch (const corrupt_error&) {
         w->error = std::current_exception();
         continue;
       }
-    } else {
-      w->result = it->second;
     }
-    if (w->erase && !w->result) continue;
-    present[w->key] = !w->erase;
-    records.emplace_back(w, start + bytes.size());
-    detail::encode_record(bytes, start + bytes.size(), w->key, w->value, w->erase, id_low);
+    w->result = old.has_value();
+    if (w->erase && !old) continue;
+    const std::uint64_t at = start + bytes.size();
+    detail::encode_record(bytes, at, w->key, w->value, w->erase, id_low);
+    latest[w->key] = w->erase ? std::nullopt
+                              : std::optional(detail::live_record{
+                                    at, detail::record_size(w->key.size(), w->value.size())});
+    records.push_back({w, at, old});
   }
+  return records;
+}
+
+inline void store::commit(std::vector<detail::pending_write*>& batch) {
+  detail::generation& g = *current_;
+  const std::uint64_t start = appended_.load();
+  std::vector<std::byte> bytes;
+  const std::vector<detail::planned_record> records = plan(batch, start, bytes);
   if (bytes.empty()) return;
   if (start + bytes.size() > detail::kv_index::max_offset) {
     throw io_error("ccf::kv: the log '" + g.log->path() + "' would pass its 2 TiB limit");
@@ -342,15 +385,13 @@ inline void store::commit(std::vector<detail::pending_write*>& batch) {
   appended_.store(end, std::memory_order_release);
   if (options_.sync == durability::every_write) detail::raise_to(synced_, end);
   try {
-    for (const auto& [w, offset] : records) {
-      detail::record_view r{w->key, w->value, w->erase,
-                            detail::record_size(w->key.size(), w->value.size())};
-      apply(offset, r);
-    }
+    for (const detail::planned_record& p : records)
+      apply_planned(p);
   } catch (const std::exception& e) {
-    // The records are in the log but not all in the index (an older record failed its checksum
-    // when a key was compared, or memory ran out): the index no longer describes the log, so no
-    // more writes, and no snapshot of it (close() wrote one, and the records were lost).
+    // The records are in the log but not all in the index (memory ran out, or a doubling of the
+    // index read an older record that fails its checksum): the index no longer describes the
+    // log, so no more writes, and no snapshot of it (close() wrote one, and the records were
+    // lost).
     mark_failed(e);
     throw;
   }
