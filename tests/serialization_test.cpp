@@ -25,6 +25,7 @@
 #include "ccf/config.hpp"
 #include "ccf/detail/packed_tag_layout.hpp"
 #include "ccf/detail/serialization.hpp"
+#include "ccf/growing_cuckoo_filter.hpp"
 #include "filter_types.hpp"
 
 namespace ccf_test {
@@ -287,6 +288,32 @@ TEST(serialization, files_of_another_filter_type_are_refused) {
   round_trip<lf_global, ccf::concurrent_cuckoo_filter<u64, 12, 4, ccf::hash<u64>,
                                                       ccf::striped_locking, ccf::global_alternate>>(
       5000);
+}
+
+TEST(serialization, files_of_a_narrow_signed_key_type_do_not_load_into_a_wider_one) {
+  // ccf::hash zero-extends a narrow signed key, so an int32_t file's -7 is not an int64_t
+  // filter's -7: loaded into one, the file answered "absent" for every negative key.
+  using i32 = ccf::cuckoo_filter<std::int32_t>;
+  using i64 = ccf::cuckoo_filter<std::int64_t>;
+  i32 f(1000, 9);
+  for (std::int32_t k = -50; k < 50; ++k)
+    ASSERT_TRUE(f.insert(k));
+  const std::string file = saved(f);
+  expect_format_error<i64>(file, "key type");
+  expect_format_error<ccf::cuckoo_filter<std::int16_t>>(file, "key type");
+  expect_format_error<ccf::growing_cuckoo_filter<std::int64_t>>(
+      saved(ccf::growing_cuckoo_filter<std::int32_t>(1000, 1e-3)), "key type");
+  auto holds_all = [](const i32& g) {
+    for (std::int32_t k = -50; k < 50; ++k)
+      EXPECT_TRUE(g.contains(k)) << k;
+  };
+  load_and<i32>(file, from::buffer, holds_all);
+  // A file written before the negative probe (its probe that of the positive key alone, as a
+  // wider type's is) still loads into its own type.
+  std::string older = file;
+  put_field(older, 64, get_field(saved(i64(1000, 9)), 64, 8), 8);
+  ASSERT_NE(older, file);
+  load_and<i32>(resealed(older), from::buffer, holds_all);
 }
 
 TEST(serialization, bad_headers_are_refused_with_a_reason) {

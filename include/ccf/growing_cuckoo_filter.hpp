@@ -461,7 +461,7 @@ class basic_growing_filter {
                          std::to_string(h.slots_per_bucket) + " slots, " +
                          std::to_string(h.chunks) + " chunks)");
     }
-    if (h.hash_probe != hash_probe<Key, Hash>(key_seed(h.seed))) {
+    if (!hash_probe_matches<Key, Hash>(h.hash_probe, key_seed(h.seed))) {
       throw format_error("ccf: the file was written with another key type or hash function");
     }
     return h;

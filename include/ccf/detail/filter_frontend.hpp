@@ -243,7 +243,7 @@ class basic_filter {
       throw format_error("ccf: the file's filter uses " + alternate_of_file(h.alternate) +
                          ", this filter type the " + Alternate::name + " one");
     }
-    if (h.hash_probe != hash_probe<Key, Hash>(key_seed(h.seed))) {
+    if (!hash_probe_matches<Key, Hash>(h.hash_probe, key_seed(h.seed))) {
       throw format_error("ccf: the file was written with another key type or hash function");
     }
     using canonical = canonical_table<typename Engine::layout_type>;

@@ -161,17 +161,43 @@ inline file_header decode_header(const header_bytes& b) {
   return h;
 }
 
+/// Integer key types narrower than 64 bits and signed: ccf::hash zero-extends them (hash.hpp), so
+/// their negative keys hash unlike the same values of a wider type.
+template <class Key>
+constexpr bool narrow_signed_key() noexcept {
+  if constexpr (std::is_integral_v<Key>) {
+    return std::is_signed_v<Key> && sizeof(Key) < sizeof(std::uint64_t);
+  }
+  return false;
+}
+
 /// Hash of a fixed probe key, stored in the file so that a file written with one hash function
-/// is not read with another (0 for key types that cannot be made from a string or an integer).
+/// or key type is not read with another (0 for key types that cannot be made from a string or
+/// an integer). A narrow signed type adds the hash of a negative probe: its files are refused by
+/// wider types, whose lookups of its negative keys would miss.
 template <class Key, class Hash>
 std::uint64_t hash_probe(std::uint64_t key_seed) {
-  if constexpr (std::is_integral_v<Key>) {
+  if constexpr (narrow_signed_key<Key>()) {
+    return Hash{}(static_cast<Key>(0x5a), key_seed) ^ Hash {}(static_cast<Key>(-0x5a), key_seed);
+  } else if constexpr (std::is_integral_v<Key>) {
     return Hash{}(static_cast<Key>(0x5a), key_seed);
   } else if constexpr (std::is_constructible_v<Key, const char*>) {
     return Hash{}(Key("ccf hash probe"), key_seed);
   } else {
     return 0;
   }
+}
+
+/// Whether a file's hash probe is this key type's and hash function's. A narrow signed type
+/// also takes the probe its files had before the negative probe was added (the positive probe
+/// alone, which a wider type still takes too: such older files cannot be told apart).
+template <class Key, class Hash>
+bool hash_probe_matches(std::uint64_t probe, std::uint64_t key_seed) {
+  if (probe == hash_probe<Key, Hash>(key_seed)) return true;
+  if constexpr (narrow_signed_key<Key>()) {
+    return probe == Hash{}(static_cast<Key>(0x5a), key_seed);
+  }
+  return false;
 }
 
 /// Where a filter's bytes come from: a stream or a buffer. The length still to come is known for
