@@ -181,10 +181,9 @@ class growing_core {
         std::shared_lock<writer_gate> writing(writers_);
         s = current_.load(std::memory_order_acquire);
         const position p = locate(*s, h);
-        inserted = s->table->insert(p, p.tag);
+        inserted = insert_entry(*s, p, h);
         if (inserted) {
           items_.add(1);
-          if (keeps_hashes_) remember(h);
           // Past capacity(): a filter made for N items holds N before it first doubles.
           full = s->table->size() >
                  static_cast<std::size_t>(growing_load * static_cast<double>(s->slots()));
@@ -389,6 +388,22 @@ class growing_core {
     } else {
       return 0;
     }
+  }
+  /// Puts h's entry into the table, and h among the kept hashes first where they are kept: the
+  /// kept set allocates and may throw, and then nothing has changed (an entry without its kept
+  /// hash could not be erased, and a rebuild would drop it while size() still counted it).
+  bool insert_entry(const state& s, const position& p, std::uint64_t h) {
+    if (!keeps_hashes_) return s.table->insert(p, p.tag);
+    remember(h);
+    bool inserted = false;
+    try {
+      inserted = s.table->insert(p, p.tag);
+    } catch (...) {
+      forget(h);
+      throw;
+    }
+    if (!inserted) forget(h);
+    return inserted;
   }
   void remember(std::uint64_t h) {
     std::lock_guard<std::mutex> lk(hashes_mutex_);
