@@ -196,6 +196,22 @@ TEST(Params, BadArgumentsThrowWithClearMessages) {
             std::string::npos);
   EXPECT_THROW((void)ccf::params_for(std::numeric_limits<std::size_t>::max(), 0.01),
                std::length_error);
+  EXPECT_THROW((void)ccf::smallest_layout_for(std::numeric_limits<std::size_t>::max(), 0.01),
+               std::length_error);
+}
+
+TEST(Params, HugeCapacitiesSkipTheLayoutsTooLargeForThem) {
+  // At 2^43 items 4-bit fingerprints need more buckets than a table may have (their tag groups
+  // overflow): both functions threw "too large" although wider layouts fit.
+  const std::size_t n = std::size_t{1} << 43;
+  const ccf::filter_params smallest = ccf::smallest_layout_for(n, 0.01);
+  EXPECT_GT(smallest.fingerprint_bits, 4u);
+  EXPECT_LE(smallest.expected_fpr, 0.01);
+  for (double fpr : {0.5, 0.01}) {
+    const ccf::filter_params p = ccf::params_for(n, fpr);
+    EXPECT_GT(p.fingerprint_bits, 4u) << fpr;
+    EXPECT_GT(p.num_buckets, 0u) << fpr;
+  }
 }
 
 TEST(Params, ToStringListsTheFields) {

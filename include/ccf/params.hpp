@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <numbers>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -101,13 +102,22 @@ inline filter_params params_with_slots(std::size_t n, double fpr, unsigned slots
   p.fingerprint_bits = round_up_fingerprint_bits(p.min_fingerprint_bits);
   if (p.fingerprint_bits == 0) return p;
   // The narrowest width, or a wider one that costs fewer bits per item (its table is smaller).
+  // A width whose table would be too large (short fingerprints need more buckets at huge n) is
+  // skipped; std::length_error only when every one is.
   const unsigned narrowest = p.fingerprint_bits;
+  p.fingerprint_bits = 0;
   for (unsigned w : fingerprint_widths) {
     if (w < narrowest) continue;
-    const std::size_t buckets = buckets_for_capacity(n, slots, w);
+    std::size_t buckets = 0;
+    try {
+      buckets = buckets_for_capacity(n, slots, w);
+    } catch (const std::length_error&) {
+      if (w == fingerprint_widths.back() && p.fingerprint_bits == 0) throw;
+      continue;
+    }
     const double bits =
         static_cast<double>(w) * slots * static_cast<double>(buckets) / static_cast<double>(n);
-    if (w == narrowest || bits < p.bits_per_item) {
+    if (p.fingerprint_bits == 0 || bits < p.bits_per_item) {
       p.fingerprint_bits = w;
       p.num_buckets = buckets;
       p.bits_per_item = bits;
@@ -148,22 +158,23 @@ inline filter_params params_for(std::size_t n, double fpr) {
                               detail::params_format_double(std::ldexp(8.0, -32)) + ")");
 }
 
-/// The layout of least memory for n items at false-positive rate `fpr`: of every fingerprint
-/// width ccf stores (4, 8, 12, 16, 32 bits) and bucket size (2, 4, 8 slots), the one with the
-/// fewest bits per item whose expected_fpr once the filter holds n items is at most fpr (ties go
-/// to fewer slots: fewer compares per lookup). Unlike params_for, which follows the thesis's
-/// rules, this counts every combination: for fpr = 1e-4, 16-bit tags in 2-slot buckets (about 19
-/// bits per item) rather than 32-bit tags (about 34). Throws std::invalid_argument like
-/// params_for.
-inline filter_params smallest_layout_for(std::size_t n, double fpr) {
+namespace detail {
+
+/// smallest_layout_for among the layouts (bits, slots) for which allowed(bits, slots) holds;
+/// fingerprint_bits == 0 when none reaches fpr. A layout whose table would be too large is
+/// skipped (std::length_error when no other reaches fpr).
+template <class Allowed>
+filter_params smallest_layout_among(std::size_t n, double fpr, Allowed&& allowed) {
   if (n == 0) throw std::invalid_argument("ccf::smallest_layout_for: n must be at least 1, got 0");
   if (!(fpr > 0.0 && fpr < 1.0)) {
     throw std::invalid_argument("ccf::smallest_layout_for: fpr must be in (0, 1), got " +
                                 detail::params_format_double(fpr));
   }
   filter_params best{};
+  std::optional<std::length_error> too_large;
   for (unsigned slots : {2U, 4U, 8U}) {
     for (unsigned bits : detail::fingerprint_widths) {
+      if (!allowed(bits, slots)) continue;
       filter_params p{};
       p.capacity = n;
       p.target_fpr = fpr;
@@ -173,7 +184,12 @@ inline filter_params smallest_layout_for(std::size_t n, double fpr) {
       p.bloom_hashes = static_cast<unsigned>(
           std::max(1.0, std::round(std::numbers::ln2 * p.bloom_bits_per_item)));
       p.fingerprint_bits = bits;
-      p.num_buckets = detail::buckets_for_capacity(n, slots, bits);
+      try {
+        p.num_buckets = detail::buckets_for_capacity(n, slots, bits);
+      } catch (const std::length_error& e) {
+        too_large = e;
+        continue;
+      }
       const double slots_total = static_cast<double>(p.num_buckets) * slots;
       p.load_factor = static_cast<double>(n) / slots_total;
       p.expected_fpr = expected_fpr(bits, slots, p.load_factor);
@@ -182,6 +198,22 @@ inline filter_params smallest_layout_for(std::size_t n, double fpr) {
       if (best.fingerprint_bits == 0 || p.bits_per_item < best.bits_per_item) best = p;
     }
   }
+  if (best.fingerprint_bits == 0 && too_large) throw *too_large;
+  return best;
+}
+
+}  // namespace detail
+
+/// The layout of least memory for n items at false-positive rate `fpr`: of every fingerprint
+/// width ccf stores (4, 8, 12, 16, 32 bits) and bucket size (2, 4, 8 slots), the one with the
+/// fewest bits per item whose expected_fpr once the filter holds n items is at most fpr (ties go
+/// to fewer slots: fewer compares per lookup). Unlike params_for, which follows the thesis's
+/// rules, this counts every combination: for fpr = 1e-4, 16-bit tags in 2-slot buckets (about 19
+/// bits per item) rather than 32-bit tags (about 34). Throws std::invalid_argument like
+/// params_for.
+inline filter_params smallest_layout_for(std::size_t n, double fpr) {
+  const filter_params best =
+      detail::smallest_layout_among(n, fpr, [](unsigned, unsigned) { return true; });
   if (best.fingerprint_bits == 0) {
     throw std::invalid_argument("ccf::smallest_layout_for: fpr " +
                                 detail::params_format_double(fpr) +

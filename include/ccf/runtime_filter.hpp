@@ -103,21 +103,23 @@ struct filter_config {
     filter_config c;
     c.capacity = capacity;
     c.kind = kind;
-    const filter_params p = smallest_layout_for(capacity, fpr);
+    if (kind != filter_kind::lockfree) {
+      const filter_params p = smallest_layout_for(capacity, fpr);
+      c.fingerprint_bits = p.fingerprint_bits;
+      c.slots_per_bucket = p.slots_per_bucket;
+      return c;
+    }
+    const filter_params p = detail::smallest_layout_among(
+        capacity, fpr,
+        [](unsigned b, unsigned s) { return detail::versioned_layout_supported(b, s); });
+    if (p.fingerprint_bits == 0) {
+      throw std::invalid_argument(
+          "ccf: no lock-free layout (at most 48 tag bits per bucket) "
+          "reaches a false-positive rate of " +
+          detail::params_format_double(fpr));
+    }
     c.fingerprint_bits = p.fingerprint_bits;
     c.slots_per_bucket = p.slots_per_bucket;
-    if (kind == filter_kind::lockfree &&
-        !detail::versioned_layout_supported(c.fingerprint_bits, c.slots_per_bucket)) {
-      const filter_params four = detail::params_with_slots(capacity, fpr, 4);
-      if (!detail::versioned_layout_supported(four.fingerprint_bits, 4)) {
-        throw std::invalid_argument(
-            "ccf: no lock-free layout (at most 48 tag bits per bucket) "
-            "reaches a false-positive rate of " +
-            detail::params_format_double(fpr));
-      }
-      c.fingerprint_bits = four.fingerprint_bits;
-      c.slots_per_bucket = 4;
-    }
     return c;
   }
 };
