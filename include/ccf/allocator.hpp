@@ -2,7 +2,10 @@
 // allocator.hpp: where a filter's table memory comes from.
 //
 // Every ccf cuckoo filter takes an Allocator template argument (and a constructor argument) for
-// its table, its lock stripes and its counters. The default, ccf::table_allocator<T>, is a
+// its table, and a growing filter also for the hashes a small one keeps: the memory that grows
+// with its capacity. Its small fixed-size parts (lock stripes, item counters, read epochs) and
+// the scratch memory of a batch come from the C++ heap (batch scratch from table_allocator). The
+// default, ccf::table_allocator<T>, is a
 // standard allocator that aligns blocks of 8 MiB and more to 2 MiB and advises them as
 // transparent-huge-page candidates (Linux madvise(MADV_HUGEPAGE)), so that a random bucket access
 // needs no TLB walk through 4 KiB pages; smaller blocks are aligned to a cache line. On Linux those
