@@ -40,11 +40,13 @@ class bucket_table {
     allocate();
   }
   bucket_table(const bucket_table& other) requires std::is_trivially_copyable_v<word_type>
-      : alloc_(std::allocator_traits<allocator_type>::select_on_container_copy_construction(
-            other.alloc_)),
-        num_buckets_(other.num_buckets_),
-        words_(other.words_),
-        far_(other.far_) {
+      : bucket_table(other,
+                     std::allocator_traits<allocator_type>::select_on_container_copy_construction(
+                         other.alloc_)) {}
+  /// A copy of `other` in memory from `alloc`.
+  bucket_table(const bucket_table& other,
+               const allocator_type& alloc) requires std::is_trivially_copyable_v<word_type>
+      : alloc_(alloc), num_buckets_(other.num_buckets_), words_(other.words_), far_(other.far_) {
     allocate();
     if (words_ != 0) std::memcpy(data_, other.data_, words_ * sizeof(word_type));
   }

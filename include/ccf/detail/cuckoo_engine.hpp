@@ -137,15 +137,32 @@ class cuckoo_engine {
                                    std::is_copy_constructible_v<Protocol> &&
                                    std::is_copy_constructible_v<counter_type>;
   cuckoo_engine(const cuckoo_engine&) = default;
+  /// The table keeps its allocator, as standard containers do, unless the allocator propagates
+  /// on copy assignment.
   cuckoo_engine& operator=(const cuckoo_engine& other) requires copyable {
     if (this != &other) {
-      cuckoo_engine copy(other);
+      using traits = std::allocator_traits<typename table_type::allocator_type>;
+      cuckoo_engine copy(other, traits::propagate_on_container_copy_assignment::value
+                                    ? other.table_.get_allocator()
+                                    : table_.get_allocator());
       swap(copy);
     }
     return *this;
   }
   ~cuckoo_engine() = default;
 
+ private:
+  /// A copy of `other` whose table's memory comes from `alloc` (copy assignment).
+  cuckoo_engine(const cuckoo_engine& other, const typename table_type::allocator_type& alloc)
+      : indexer_(other.indexer_),
+        table_(other.table_, alloc),
+        protocol_(other.protocol_),
+        count_(other.count_),
+        hops_(other.hops_),
+        max_kicks_(other.max_kicks_),
+        capacity_(other.capacity_) {}
+
+ public:
   void swap(cuckoo_engine& other) noexcept {
     using std::swap;
     swap(indexer_, other.indexer_);
