@@ -316,6 +316,23 @@ TEST(serialization, files_of_a_narrow_signed_key_type_do_not_load_into_a_wider_o
   load_and<i32>(resealed(older), from::buffer, holds_all);
 }
 
+TEST(serialization, a_load_leaves_the_stream_s_exception_mask_as_it_was) {
+  // The mask lost the bits the load's end had set in the stream's state (failbit, eofbit).
+  const auto mask = std::ios::failbit | std::ios::badbit;
+  std::istringstream junk("not a filter");
+  junk.exceptions(mask);
+  EXPECT_THROW((seq<16, 4>{junk}), ccf::format_error);
+  EXPECT_EQ(junk.exceptions(), mask);
+  seq<16, 4> f(1000);
+  ASSERT_TRUE(f.insert(1));
+  pipe_buf buf(saved(f));
+  std::istream in(&buf);
+  in.exceptions(mask);
+  const seq<16, 4> g(in);
+  EXPECT_TRUE(g.contains(1));
+  EXPECT_EQ(in.exceptions(), mask);
+}
+
 TEST(serialization, bad_headers_are_refused_with_a_reason) {
   using F = seq<16, 4>;
   F f(5000, 5);

@@ -225,7 +225,14 @@ class byte_source {
   byte_source(const byte_source&) = delete;
   byte_source& operator=(const byte_source&) = delete;
   ~byte_source() {
-    if (in_ != nullptr) in_->exceptions(saved_exceptions_ & ~in_->rdstate());
+    if (in_ == nullptr) return;
+    // The caller's mask back, whole: exceptions() sets it, then throws where the stream's state
+    // has one of its bits (a load that failed, or one that read a pipe to its end). That throw
+    // is not the load's outcome; the mask is set all the same.
+    try {
+      in_->exceptions(saved_exceptions_);
+    } catch (const std::ios_base::failure&) {
+    }
   }
 
   std::optional<std::uint64_t> remaining() const noexcept {
