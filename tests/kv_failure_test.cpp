@@ -24,17 +24,8 @@ namespace {
 
 namespace kv = ccf::kv;
 using fs_ptr = std::shared_ptr<kv_fault_fs>;
-const std::string dir = "/db";
-const std::string log_path = dir + "/log";
-
-kv::options fault_options(const fs_ptr& fs, kv::durability d) {
-  kv::options o;
-  o.fs = fs;
-  o.sync = d;
-  o.snapshot_every_bytes = 0;
-  o.group_interval = std::chrono::milliseconds(1);
-  return o;
-}
+const std::string& dir = fault_dir;
+const std::string& log_path = fault_log_path;
 
 /// The file system as a power loss leaves it when every change not yet synced is lost.
 fs_ptr power_loss(const kv_fault_fs& fs) {

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -46,6 +47,7 @@
 #include <vector>
 
 #include "ccf/kv/file_system.hpp"
+#include "ccf/kv/options.hpp"
 
 namespace ccf_test {
 
@@ -398,5 +400,21 @@ class kv_fault_fs final : public ccf::kv::file_system,
   std::uint64_t counts_[7] = {};
   std::shared_ptr<std::function<void(op, const std::string&)>> hook_;
 };
+
+/// The store the fault tests open: "/db" on a kv_fault_fs, its log "/db/log".
+inline const std::string fault_dir = "/db";
+inline const std::string fault_log_path = fault_dir + "/log";
+
+/// Options for a store on `fs`: durability `d`, snapshots only when asked, and group mode's
+/// syncer every millisecond.
+inline ccf::kv::options fault_options(const std::shared_ptr<kv_fault_fs>& fs,
+                                      ccf::kv::durability d = ccf::kv::durability::every_write) {
+  ccf::kv::options o;
+  o.fs = fs;
+  o.sync = d;
+  o.snapshot_every_bytes = 0;
+  o.group_interval = std::chrono::milliseconds(1);
+  return o;
+}
 
 }  // namespace ccf_test

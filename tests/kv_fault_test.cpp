@@ -40,23 +40,14 @@ namespace {
 
 namespace kv = ccf::kv;
 using fs_ptr = std::shared_ptr<kv_fault_fs>;
-const std::string dir = "/db";
-const std::string log_path = dir + "/log";
+const std::string& dir = fault_dir;
+const std::string& log_path = fault_log_path;
 
 std::string as_string(const std::vector<std::byte>& b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 int rounds(int n) {
   return std::max(1, static_cast<int>(n * test_scale()));
-}
-
-kv::options fault_options(const fs_ptr& fs, kv::durability d = kv::durability::every_write) {
-  kv::options o;
-  o.fs = fs;
-  o.sync = d;
-  o.snapshot_every_bytes = 0;
-  o.group_interval = std::chrono::milliseconds(1);
-  return o;
 }
 
 /// A value unique to (tag, i), of 0 to ~1100 bytes (records span several 512-byte sectors).
