@@ -65,7 +65,7 @@ std::string name(const char* prefix, long i) {
   return std::string(prefix).append(std::to_string(i));
 }
 
-kv::options fault_options(const std::shared_ptr<ccf_test::kv_fault_fs>& fs) {
+kv::options seed_store_options(const std::shared_ptr<ccf_test::kv_fault_fs>& fs) {
   kv::options o;
   o.fs = fs;
   o.sync = kv::durability::none;
@@ -79,12 +79,12 @@ std::vector<bytes> build_seeds() {
   auto fresh = [] { return ccf_test::kv_fault_fs::make(); };
   {  // empty
     auto fs = fresh();
-    kv::store::open("/db", fault_options(fs))->close();
+    kv::store::open("/db", seed_store_options(fs))->close();
     add_store(seeds, *fs);
   }
   {  // small: puts, overwrites, erases, values across sectors
     auto fs = fresh();
-    auto s = kv::store::open("/db", fault_options(fs));
+    auto s = kv::store::open("/db", seed_store_options(fs));
     for (int i = 0; i < 40; ++i)
       s->put(name("key-", i % 12), std::string(rng() % 700, char('a' + i % 26)));
     s->put("a", "1");
@@ -96,21 +96,21 @@ std::vector<bytes> build_seeds() {
   }
   {  // grown: thousands of keys (the index doubled), then compacted
     auto fs = fresh();
-    auto s = kv::store::open("/db", fault_options(fs));
+    auto s = kv::store::open("/db", seed_store_options(fs));
     for (int i = 0; i < 3000; ++i)
       s->put(name("k", i), std::to_string(i));
     for (int i = 0; i < 3000; i += 3)
       s->erase(name("k", i));
     s->close();
     add_store(seeds, *fs);
-    s = kv::store::open("/db", fault_options(fs));
+    s = kv::store::open("/db", seed_store_options(fs));
     s->compact();
     s->close();
     add_store(seeds, *fs);
   }
   {  // a snapshot, then records after it (the process died: no snapshot at close)
     auto fs = fresh();
-    auto s = kv::store::open("/db", fault_options(fs));
+    auto s = kv::store::open("/db", seed_store_options(fs));
     for (int i = 0; i < 20; ++i)
       s->put(name("key-", i), name("v", i));
     s->snapshot();
@@ -128,7 +128,7 @@ std::vector<bytes> build_seeds() {
   }
   {  // a forged snapshot (valid checksum): 2^31 chunks of 2^31 buckets, whose word count wraps to 0
     auto fs = fresh();
-    kv::store::open("/db", fault_options(fs))->put("a", "1");
+    kv::store::open("/db", seed_store_options(fs))->put("a", "1");
     const auto log = fs->read_file("/db/log");
     std::vector<std::byte> ix(d::snapshot_header_size + 8);
     std::memcpy(ix.data(), d::snapshot_magic, 8);
