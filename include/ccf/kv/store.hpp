@@ -99,12 +99,6 @@ struct pending_write {
   std::exception_ptr error;
 };
 
-/// A key's live record: where it is and its size.
-struct live_record {
-  std::uint64_t offset;
-  std::uint64_t size;
-};
-
 /// A write of a batch: where its record goes, and the key's live record that it replaces or
 /// erases, as commit() found it before writing.
 struct planned_record {
@@ -281,7 +275,8 @@ class store {
   std::vector<detail::planned_record> plan(std::vector<detail::pending_write*>& batch,
                                            std::uint64_t start, std::vector<std::byte>& bytes);
   void apply(std::uint64_t offset, const detail::record_view& r);
-  void apply_planned(const detail::planned_record& p);
+  void apply_known(std::string_view key, std::uint64_t offset, bool erased, std::uint64_t size,
+                   const std::optional<detail::live_record>& old);
   void grow();
   void sync_to(std::uint64_t end);
   void write_snapshot_locked();

@@ -12,9 +12,9 @@
 // A lookup walks every occupied slot with the key's tag in its two buckets (slot_mask) and
 // compares the full key with the record the slot points to (one read of the log each; with
 // 24-bit tags a lookup of a key meets another key's slot once in about 2 million). The store
-// changes the index from one thread at a time (its committing writer): upsert replaces the
-// offset of the key's slot in place, so a key never has two live slots, and inserts a slot only
-// for a key that has none — so duplicate keys cannot enter. When an insert finds no cuckoo path
+// changes the index from one thread at a time (its committing writer): a put replaces the
+// offset of the key's slot in place (replace_at), so a key never has two live slots, and inserts
+// a slot only for a key that has none (insert_new) — so duplicate keys cannot enter. When an insert finds no cuckoo path
 // the store builds an index twice as large from the keys in the log (grow()).
 #pragma once
 
@@ -31,6 +31,12 @@
 #include "ccf/hash.hpp"
 
 namespace ccf::kv::detail {
+
+/// A key's live record: where it is and its size.
+struct live_record {
+  std::uint64_t offset;
+  std::uint64_t size;
+};
 
 class kv_index {
  public:
@@ -68,22 +74,21 @@ class kv_index {
     });
     return found;
   }
-
-  enum class upsert_result { inserted, replaced, full };
-  /// Points `key` at `offset`: replaces the offset of its slot (old_offset gets the previous
-  /// one), or inserts a slot; `full` when no cuckoo path was found (nothing changed).
-  template <class KeyAt>
-  upsert_result upsert(std::uint64_t h, std::string_view key, std::uint64_t offset, KeyAt&& key_at,
-                       std::uint64_t& old_offset) {
-    const ccf::detail::position p = engine_.indexer().locate(h);
-    const std::uint64_t slot = layout::make(p.tag, offset / 8);
-    if (const std::optional<std::uint64_t> old = find(h, key, key_at)) {
-      old_offset = *old;
-      replace_at(h, *old, offset);
-      return upsert_result::replaced;
-    }
-    return engine_.insert(p, slot) ? upsert_result::inserted : upsert_result::full;
+  /// find(), with the size of the record found; record_at(offset) gives a candidate's record
+  /// (its key and size).
+  template <class RecordAt>
+  std::optional<live_record> find_record(std::uint64_t h, std::string_view key,
+                                         RecordAt&& record_at) const {
+    std::uint64_t size = 0;  // of the record read last: the one find() matched
+    const std::optional<std::uint64_t> at = find(h, key, [&](std::uint64_t o) {
+      const auto r = record_at(o);
+      size = r.size;
+      return r.key;
+    });
+    if (!at) return std::nullopt;
+    return live_record{*at, size};
   }
+
   /// Points the slot of the record at `old_offset` (of the key hashed to h) at `offset`; false
   /// when no slot holds it.
   bool replace_at(std::uint64_t h, std::uint64_t old_offset, std::uint64_t offset) {
@@ -96,20 +101,12 @@ class kv_index {
     const ccf::detail::position p = engine_.indexer().locate(h);
     return engine_.erase_slot(p, layout::make(p.tag, old_offset / 8));
   }
-  /// Inserts a slot for a key known to have none (rebuilding); false when full.
+  /// Inserts a slot for a key known to have none (rebuilding; find() found none); false when
+  /// full.
   bool insert_new(std::uint64_t h, std::uint64_t offset) {
     const ccf::detail::position p = engine_.indexer().locate(h);
     return engine_.insert(p, layout::make(p.tag, offset / 8));
   }
-  /// Removes `key`'s slot (it becomes a tombstone); old_offset gets its record's offset.
-  template <class KeyAt>
-  bool erase(std::uint64_t h, std::string_view key, KeyAt&& key_at, std::uint64_t& old_offset) {
-    const std::optional<std::uint64_t> old = find(h, key, key_at);
-    if (!old) return false;
-    old_offset = *old;
-    return erase_at(h, *old);
-  }
-
   /// Calls f(offset) for every occupied slot (the records of all live keys).
   template <class F>
   void for_each_offset(F&& f) const {

@@ -216,52 +216,37 @@ inline std::string store::keep_tail(detail::log_file& log, std::uint64_t from, s
   return file(name.c_str());
 }
 
-/// Applies the record at `offset` to the index (replay, and the committer).
+/// Applies the record at `offset` to the index while the log is replayed: the key's live record
+/// is found by comparing keys.
 inline void store::apply(std::uint64_t offset, const detail::record_view& r) {
   thread_local std::string probe;
-  for (;;) {
-    detail::generation& g = *current_;
-    const std::uint64_t end = appended_.load(std::memory_order_acquire);
-    auto key_at = [&](std::uint64_t at) { return g.log->record_at(at, end, probe).key; };
-    auto size_at = [&](std::uint64_t at) { return g.log->record_at(at, end, probe).size; };
-    const std::uint64_t h = g.index->hash(r.key);
-    std::uint64_t old = 0;
-    if (r.erased) {
-      if (g.index->erase(h, r.key, key_at, old)) live_bytes_ -= size_at(old);
-    } else {
-      const auto outcome = g.index->upsert(h, r.key, offset, key_at, old);
-      if (outcome == detail::kv_index::upsert_result::full) {
-        grow();
-        continue;
-      }
-      if (outcome == detail::kv_index::upsert_result::replaced) live_bytes_ -= size_at(old);
-      live_bytes_ += r.size;
-    }
-    ++records_;
-    last_record_ = offset;
-    return;
-  }
+  const detail::generation& g = *current_;
+  const std::uint64_t end = appended_.load(std::memory_order_acquire);
+  const std::optional<detail::live_record> old =
+      g.index->find_record(g.index->hash(r.key), r.key,
+                           [&](std::uint64_t at) { return g.log->record_at(at, end, probe); });
+  apply_known(r.key, offset, r.erased, r.size, old);
 }
 
-/// Applies a record of a batch to the index: the key's live record is known
-/// (plan()), so no key is compared again.
-inline void store::apply_planned(const detail::planned_record& p) {
-  const detail::pending_write& w = *p.write;
+/// Applies the record at `offset` (of `key`, `size` bytes, a delete when `erased`) whose key's
+/// live record is `old`, as found by apply() or before a batch was written (plan()).
+inline void store::apply_known(std::string_view key, std::uint64_t offset, bool erased,
+                               std::uint64_t size, const std::optional<detail::live_record>& old) {
   for (;;) {
     detail::kv_index& index = *current_->index;
-    const std::uint64_t h = index.hash(w.key);
-    if (p.old && !(w.erase ? index.erase_at(h, p.old->offset)
-                           : index.replace_at(h, p.old->offset, p.offset))) {
+    const std::uint64_t h = index.hash(key);
+    if (old &&
+        !(erased ? index.erase_at(h, old->offset) : index.replace_at(h, old->offset, offset))) {
       throw std::logic_error("ccf::kv: the index lost the slot of a live record");
     }
-    if (!p.old && !index.insert_new(h, p.offset)) {
+    if (!old && !erased && !index.insert_new(h, offset)) {
       grow();
       continue;
     }
-    if (p.old) live_bytes_ -= p.old->size;
-    if (!w.erase) live_bytes_ += detail::record_size(w.key.size(), w.value.size());
+    if (old) live_bytes_ -= old->size;
+    if (!erased) live_bytes_ += size;
     ++records_;
-    last_record_ = p.offset;
+    last_record_ = offset;
     return;
   }
 }
@@ -331,20 +316,14 @@ inline std::vector<detail::planned_record> store::plan(std::vector<detail::pendi
   // The live record of each key this batch wrote (none after an erase).
   std::unordered_map<std::string_view, std::optional<detail::live_record>> latest;
   std::string probe;
-  std::uint64_t size_read = 0;  // of the record key_at read last: the one find() returns
-  auto key_at = [&](std::uint64_t at) {
-    const detail::record_view r = g.log->record_at(at, start, probe);
-    size_read = r.size;
-    return r.key;
-  };
+  auto record_at = [&](std::uint64_t at) { return g.log->record_at(at, start, probe); };
   for (detail::pending_write* w : batch) {
     std::optional<detail::live_record> old;
     if (const auto it = latest.find(w->key); it != latest.end()) {
       old = it->second;
     } else {
       try {
-        if (const auto at = g.index->find(g.index->hash(w->key), w->key, key_at))
-          old = detail::live_record{*at, size_read};
+        old = g.index->find_record(g.index->hash(w->key), w->key, record_at);
       } catch (const corrupt_error&) {
         w->error = std::current_exception();
         continue;
@@ -385,8 +364,11 @@ inline void store::commit(std::vector<detail::pending_write*>& batch) {
   appended_.store(end, std::memory_order_release);
   if (options_.sync == durability::every_write) detail::raise_to(synced_, end);
   try {
-    for (const detail::planned_record& p : records)
-      apply_planned(p);
+    for (const detail::planned_record& p : records) {
+      const detail::pending_write& w = *p.write;
+      apply_known(w.key, p.offset, w.erase, detail::record_size(w.key.size(), w.value.size()),
+                  p.old);
+    }
   } catch (const std::exception& e) {
     // The records are in the log but not all in the index (memory ran out, or a doubling of the
     // index read an older record that fails its checksum): the index no longer describes the

@@ -30,37 +30,34 @@ struct compaction_target {
     written += pending.size();
     pending.clear();
   }
-  std::string_view key_at(std::uint64_t at) {
-    flush();
-    return log->record_at(at, end, probe).key;
-  }
   /// Appends the record (a put, or a delete of a key it holds) and updates the index.
   void add(const record_view& r) {
     const std::uint64_t h = index->hash(r.key);
-    std::uint64_t old = 0;
-    if (r.erased && !index->find(h, r.key, [&](std::uint64_t at) { return key_at(at); })) return;
+    const std::optional<live_record> old = index->find_record(h, r.key, [&](std::uint64_t o) {
+      flush();
+      return log->record_at(o, end, probe);
+    });
+    if (r.erased && !old) return;
     const std::uint64_t at = end;
     encode_record(pending, at, r.key, r.value, r.erased, log->header().id_low());
     end += r.size;
     last_record = at;
     ++records;
     if (pending.size() >= (std::size_t{4} << 20)) flush();
-    auto key_of = [&](std::uint64_t o) { return key_at(o); };
-    if (r.erased) {
-      index->erase(h, r.key, key_of, old);
-      live_bytes -= log->record_at(old, end, probe).size;
-      return;
-    }
-    for (;;) {
-      const auto outcome = index->upsert(h, r.key, at, key_of, old);
-      if (outcome == kv_index::upsert_result::replaced) {
-        live_bytes -= log->record_at(old, end, probe).size;
+    if (old) {
+      if (r.erased) {
+        index->erase_at(h, old->offset);
+      } else {
+        index->replace_at(h, old->offset, at);
       }
-      if (outcome != kv_index::upsert_result::full) break;
-      flush();
-      index = rebuild_index(*log, end, *index, index->engine().num_buckets() * 8);
+      live_bytes -= old->size;
+    } else {
+      while (!index->insert_new(h, at)) {
+        flush();
+        index = rebuild_index(*log, end, *index, index->engine().num_buckets() * 8);
+      }
     }
-    live_bytes += r.size;
+    if (!r.erased) live_bytes += r.size;
   }
 };
 
