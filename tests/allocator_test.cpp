@@ -9,6 +9,8 @@
 
 #include <ccf/ccf.hpp>
 
+#include "test_allocator.hpp"
+
 namespace {
 
 using u64 = std::uint64_t;
@@ -88,43 +90,22 @@ struct dirty_allocator {
   }
 };
 
-/// Counts the blocks it holds in a shared tally: which allocator a table's memory came from.
-template <class T>
-struct tally_allocator {
-  using value_type = T;
-  std::shared_ptr<long> live;
-  explicit tally_allocator(std::shared_ptr<long> l) : live(std::move(l)) {}
-  template <class U>
-  tally_allocator(const tally_allocator<U>& o) noexcept : live(o.live) {}  // NOLINT: rebinding
-  T* allocate(std::size_t n) {
-    ++*live;
-    return std::allocator<T>().allocate(n);
-  }
-  void deallocate(T* p, std::size_t n) noexcept {
-    --*live;
-    std::allocator<T>().deallocate(p, n);
-  }
-  template <class U>
-  bool operator==(const tally_allocator<U>& o) const noexcept {
-    return live == o.live;
-  }
-};
-
 TEST(table_allocator, copy_assignment_keeps_the_target_s_allocator) {
   // The copy was made with the source's allocator and swapped in: the target's table then lived
   // in the source's memory (an arena or an accounting allocator counted it wrongly).
-  using alloc = tally_allocator<u64>;
+  using alloc = ccf_test::arena_allocator<u64>;
   using filter = ccf::cuckoo_filter<u64, 16, 4, ccf::hash<u64>, ccf::chunked_alternate, alloc>;
-  auto in_a = std::make_shared<long>(0), in_b = std::make_shared<long>(0);
+  auto in_a = std::make_shared<ccf_test::test_arena>(),
+       in_b = std::make_shared<ccf_test::test_arena>();
   filter a(1000, ccf::default_seed, 500, alloc(in_a));
   filter b(50, 7, 500, alloc(in_b));
   for (u64 k = 0; k < 900; ++k)
     ASSERT_TRUE(a.insert(k));
-  const long a_blocks = *in_a, b_blocks = *in_b;
+  const long a_blocks = in_a->live, b_blocks = in_b->live;
   ASSERT_GT(b_blocks, 0);
   b = a;
-  EXPECT_EQ(*in_a, a_blocks) << "the copy's table came from the source's allocator";
-  EXPECT_EQ(*in_b, b_blocks);
+  EXPECT_EQ(in_a->live, a_blocks) << "the copy's table came from the source's allocator";
+  EXPECT_EQ(in_b->live, b_blocks);
   EXPECT_EQ(b.size(), 900u);
   for (u64 k = 0; k < 900; ++k)
     ASSERT_TRUE(b.contains(k)) << k;

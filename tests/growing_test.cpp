@@ -35,6 +35,7 @@
 
 #include "filter_types.hpp"
 #include "run_threads.hpp"
+#include "test_allocator.hpp"
 
 namespace {
 
@@ -310,36 +311,17 @@ TEST(growing_filter, an_insert_doubles_at_most_once_and_a_refused_one_changes_no
   }
 }
 
-/// An allocator that can be told to fail (std::bad_alloc) from its next allocation on.
-template <class T>
-struct failing_allocator {
-  using value_type = T;
-  std::shared_ptr<bool> fail;
-  explicit failing_allocator(std::shared_ptr<bool> f) : fail(std::move(f)) {}
-  template <class U>
-  failing_allocator(const failing_allocator<U>& o) noexcept : fail(o.fail) {}
-  T* allocate(std::size_t n) {
-    if (*fail) throw std::bad_alloc();
-    return std::allocator<T>().allocate(n);
-  }
-  void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>().deallocate(p, n); }
-  template <class U>
-  bool operator==(const failing_allocator<U>& o) const noexcept {
-    return fail == o.fail;
-  }
-};
-
 TEST(growing_filter, an_insert_that_runs_out_of_memory_changes_nothing) {
   // The table took the entry, then keeping its hash threw: the item was in, counted, could not
   // be erased, and vanished at the next doubling while size() still counted it.
-  auto fail = std::make_shared<bool>(false);
-  using alloc = failing_allocator<std::uint64_t>;
-  ccf::growing_cuckoo_filter<u64, ccf::hash<u64>, alloc> f(1000, 0.01, {}, alloc(fail));
+  auto arena = std::make_shared<ccf_test::test_arena>();
+  using alloc = ccf_test::arena_allocator<std::uint64_t>;
+  ccf::growing_cuckoo_filter<u64, ccf::hash<u64>, alloc> f(1000, 0.01, {}, alloc(arena));
   for (u64 k = 1; k <= 100; ++k)
     ASSERT_TRUE(f.insert(k));
-  *fail = true;
+  arena->fail = true;
   EXPECT_THROW(f.insert(4242), std::bad_alloc);
-  *fail = false;
+  arena->fail = false;
   EXPECT_EQ(f.size(), 100u);
   EXPECT_FALSE(f.erase(4242)) << "the refused item was erased: it had gone in";
   for (u64 k = 101; f.doublings() == 0; ++k)
