@@ -34,8 +34,9 @@ struct reserve_options {
 /// Not for the master's commands on a replica, nor while loading: Redis applies those whatever
 /// its memory, and a refusal would make the replica or the restarted server differ.
 void check_maxmemory(api::context* ctx, std::uint64_t bytes) {
-  if ((api::get_context_flags(ctx) & (api::ctx_flags_replicated | api::ctx_flags_loading)) != 0)
-    return;
+  const int flags = api::get_context_flags(ctx);
+  if ((flags & api::ctx_flags_maxmemory) == 0) return;  // no INFO to make without maxmemory
+  if ((flags & (api::ctx_flags_replicated | api::ctx_flags_loading)) != 0) return;
   api::server_info* info = api::get_server_info(ctx, "memory");
   if (info == nullptr) return;
   int missing = api::ok;
