@@ -8,6 +8,8 @@
 #   libtbb-dev, libtbb12, libtbbmalloc2, libtbbbind-2-5
 #                   the TBB baseline (headers, CMake package and the shared libraries its CMake
 #                   package names)
+#   liblmdb-dev, liblmdb0
+#                   LMDB, the baseline of ccf_kv_bench
 # bench/CMakeLists.txt and scripts/bench_device.sh pick the folder up by themselves. gnuplot is not
 # carried: gnuplot-nox needs about 60 MB of shared libraries (cairo, pango, libgd and its image
 # codecs); draw the plots with scripts/plot.sh where gnuplot is installed instead.
@@ -16,7 +18,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dest="${1:-$root/.carry}"
-packages=(libxxhash-dev libcuckoo-dev libcli11-dev libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5)
+packages=(libxxhash-dev libcuckoo-dev libcli11-dev libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5
+          liblmdb-dev liblmdb0)
 
 download="$(mktemp -d)"
 trap 'rm -rf "$download"' EXIT
