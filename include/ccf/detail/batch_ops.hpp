@@ -33,6 +33,10 @@
 //    block sets a cutoff: items of the block after it are skipped, the ones after it already
 //    inserted are erased again, and items before it are still inserted; the result is the same
 //    as inserting in order.
+//  Erasing again (engine.take_back) leaves an item alone when a clear() has run since its block
+//  began: the clear removed the copy the batch placed, and a copy there now is another thread's
+//  (erasing it would be a false negative). An item placed after such a clear then stays: the
+//  result of a batch that a clear overlapped no longer says which of its items are present.
 //
 // Bulk build (bulk_insert): the table belongs to the caller alone. In rounds of 16 M items, the
 // hashes are partitioned by chunk in parallel (a two-pass counting scatter: count per thread and
@@ -187,6 +191,7 @@ std::size_t insert_in_order(Engine& engine, std::size_t n, Locate&& locate) {
     std::size_t index;
     position p;
   };
+  const std::size_t clears = engine.clears();  // a clear from here on takes back for us
   std::array<position, batch_window> ring;
   std::array<pending, defer_window> deferred;
   std::size_t first = 0, waiting = 0;
@@ -200,7 +205,7 @@ std::size_t insert_in_order(Engine& engine, std::size_t n, Locate&& locate) {
       bool still_waiting = false;
       for (std::size_t d = 0; d < waiting; ++d)
         still_waiting |= deferred[(first + d) % defer_window].index == k;
-      if (!still_waiting) engine.erase(locate(k));
+      if (!still_waiting) engine.take_back(locate(k), clears);
     }
     return j;
   };
@@ -357,6 +362,7 @@ std::size_t insert_block_grouped(Engine& engine, std::size_t begin, std::size_t 
   const std::size_t m = indexer.chunks();
   const std::uint64_t* const sorted = s.sorted.get();
   grouped_refusals r{{}, {}, end - begin};
+  const std::size_t clears = engine.clears();  // a clear from here on takes back for us
   // Chunks in turn from one the block chooses: threads that insert large batches at once start
   // at different chunks instead of contending for the same one (the result does not depend on
   // the order of chunks: every path stays in its chunk).
@@ -389,7 +395,9 @@ std::size_t insert_block_grouped(Engine& engine, std::size_t begin, std::size_t 
     }
   }
   for (std::size_t i = 0; i < r.inserted.size(); ++i) {
-    if (r.inserted[i] != 0 && r.offsets[i] > r.cutoff) engine.erase(indexer.locate(sorted[i]));
+    if (r.inserted[i] != 0 && r.offsets[i] > r.cutoff) {
+      engine.take_back(indexer.locate(sorted[i]), clears);
+    }
   }
   return r.cutoff;
 }

@@ -122,10 +122,15 @@ class bucket_table {
     return x;
   }
 
-  /// Empties every slot. Only when no other thread uses the table.
+  /// Empties every slot, while no other thread writes the table. Lookups of a concurrent table
+  /// may still read it (the striped policy's optimistic readers, which then retry): its words
+  /// are zeroed with the policy's atomic stores, not memset.
   void zero() noexcept {
-    if constexpr (std::is_trivially_copyable_v<word_type>) {
+    if constexpr (std::is_trivially_copyable_v<word_type> && !WordPolicy::concurrent) {
       if (words_ != 0) std::memset(data_, 0, words_ * sizeof(word_type));
+    } else if constexpr (std::is_trivially_copyable_v<word_type>) {
+      for (std::size_t k = 0; k < words_; ++k)
+        WordPolicy::store(data_[k], 0);
     } else {
       for (std::size_t k = 0; k < words_; ++k)
         data_[k].quiescent_store(0);

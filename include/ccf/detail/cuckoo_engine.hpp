@@ -159,6 +159,7 @@ class cuckoo_engine {
         protocol_(other.protocol_),
         count_(other.count_),
         hops_(other.hops_),
+        clears_(other.clears_),
         max_kicks_(other.max_kicks_),
         capacity_(other.capacity_) {}
 
@@ -170,6 +171,7 @@ class cuckoo_engine {
     swap(protocol_, other.protocol_);
     swap(count_, other.count_);
     swap(hops_, other.hops_);
+    swap(clears_, other.clears_);
     swap(max_kicks_, other.max_kicks_);
     swap(capacity_, other.capacity_);
   }
@@ -250,6 +252,17 @@ class cuckoo_engine {
       return remove_if(p, [](slot_type) { return true; });
     }
   }
+  /// How many times the table was cleared. A batched insert reads it before it places items, so
+  /// that its rollback (take_back) leaves alone what a clear removed meanwhile.
+  std::size_t clears() const noexcept { return clears_.get(); }
+  /// erase(p) for an item this thread placed, unless a clear has run since clears() returned
+  /// `seen`: the item is gone then, and a tag of p's in its buckets is another thread's, whose
+  /// erasing would be a false negative. The count is read inside the update, where no clear can
+  /// run (a clear holds every lock, or has changed the words the update commits against).
+  bool take_back(const position& p, std::size_t seen) requires Layout::tag_only {
+    return remove_if(
+        p, [](slot_type) { return true; }, [&] { return clears_.get() == seen; });
+  }
   /// Removes the occupied slot holding exactly `v` (an item with a payload).
   bool erase_slot(const position& p, slot_type v) {
     return remove_if(p, [v](slot_type s) { return s == v; });
@@ -265,7 +278,7 @@ class cuckoo_engine {
   /// table), so an insert or erase that committed before the clear but had not yet counted itself
   /// still leaves size() exact.
   void clear() {
-    protocol_.exclusive(table_, [&] {
+    protocol_.exclusive_clear(table_, [&] {
       const std::size_t removed = canonical_table<Layout>::count_items(table_, num_buckets());
       if constexpr (Layout::versioned) {
         for (std::size_t i = 0; i < num_buckets(); ++i) {
@@ -279,6 +292,7 @@ class cuckoo_engine {
         table_.zero();
       }
       count_.add(-static_cast<std::ptrdiff_t>(removed));
+      clears_.add(1);
       return 0;
     });
   }
@@ -523,10 +537,15 @@ class cuckoo_engine {
   CCF_FORCEINLINE void prefetch_before_locking(const position& p) const noexcept {
     if constexpr (Protocol::lock_one_first) prefetch_for_write(p);
   }
-  template <class Pred>
-  bool remove_if(const position& p, Pred pred) {
+  struct always {
+    constexpr bool operator()() const noexcept { return true; }
+  };
+  /// Removes one slot holding p.tag whose value satisfies pred, if still() holds in the update.
+  template <class Pred, class Still = always>
+  bool remove_if(const position& p, Pred pred, Still still = {}) {
     prefetch_before_locking(p);
     const bool removed = protocol_.update(table_, p.i1, p.i2, [&](bucket& b1, bucket& b2) {
+      if (!still()) return false;
       return remove_in(b1, p.tag, pred) || (p.i2 != p.i1 && remove_in(b2, p.tag, pred));
     });
     if (removed) count_.add(-1);
@@ -580,6 +599,7 @@ class cuckoo_engine {
   Protocol protocol_;
   counter_type count_;
   counter_type hops_;
+  counter_type clears_;  // clear() calls, each counted inside its exclusive phase
   std::size_t max_kicks_;
   std::size_t capacity_;
 };

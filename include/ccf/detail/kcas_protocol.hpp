@@ -67,9 +67,20 @@
 // unsealed value fails because the word changed. Once the last word is sealed no word can change,
 // so f() (save, clear) sees the table of that instant, every operation linearized before it and
 // none after. Then every word is unsealed (its tags and counter unchanged: a reader whose two
-// reads straddle the seal sees a changed word and reads again). Lookups never wait: they ignore
-// the seal bit. While a snapshot is taken, writers are blocked: exclusive() is the one place
-// where the lock-free filter is not lock-free. Two snapshots are serialized by a mutex.
+// reads straddle the seal sees a changed word and reads again). While a snapshot is taken,
+// writers are blocked: exclusive() is the one place where the lock-free filter is not
+// lock-free. Two snapshots are serialized by a mutex.
+//
+// clear (exclusive_clear): once every word is sealed, the clear epoch becomes odd, the sealed
+// words are emptied one by one, and the epoch becomes even again before any word is unsealed;
+// the clear takes effect when the epoch turns odd. Lookups never wait. One whose words show no
+// seal answers from them as above: an unsealed word is never mid-clear. One that meets a sealed
+// word does its double collect again between two readings of the epoch, until both agree: odd,
+// every word it read was sealed and is empty from the clear's point on, so it counts the words
+// as empty; even, no word was emptied while it read, so the words hold what they show. Without
+// the epoch a lookup could see its one bucket emptied and its other not yet (a count of 1 for
+// an item stored twice), or answer "absent" for one key and then "present" for another that
+// the same clear removed.
 //
 // Progress. Lock-free outside exclusive(): an update retries only when a word it read changed,
 // i.e. another operation succeeded, and the K-CAS is lock-free itself. Lookups never write shared
@@ -79,6 +90,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -99,29 +111,26 @@ class kcas_protocol {
   static constexpr const char* name = "kcas";
 
   kcas_protocol(std::size_t /*num_buckets*/, std::size_t /*group*/)
-      : snapshot_mutex_(std::make_unique<std::mutex>()) {}
+      : state_(std::make_unique<shared_state>()) {}
 
   template <class Table, class F>
   auto read(const Table& t, std::size_t i1, std::size_t i2, F&& f) const {
-    std::uint64_t a1 = t.load(i1);
-    if (i1 == i2) return f(a1, a1);
-    std::uint64_t a2 = t.load(i2);
-    for (;;) {
-      const std::uint64_t b1 = t.load(i1);
-      const std::uint64_t b2 = t.load(i2);
-      if (b1 == a1 && b2 == a2) return f(a1, a2);
-      a1 = b1;
-      a2 = b2;
-    }
+    using layout = typename Table::layout;
+    std::uint64_t a1 = 0, a2 = 0;
+    collect(t, i1, i2, a1, a2);
+    if (CCF_UNLIKELY(layout::sealed(a1 | a2))) return read_sealed(t, i1, i2, f);
+    return f(a1, a2);
   }
 
   template <class Table, class F>
   CCF_FORCEINLINE bool probe(const Table& t, std::size_t i1, std::size_t i2, F&& f) const {
+    using layout = typename Table::layout;
     std::uint64_t a1 = t.load(i1);
-    if (i1 == i2) return f(a1, a1);
-    std::uint64_t a2 = t.load(i2);
+    std::uint64_t a2 = i1 == i2 ? a1 : t.load(i2);
     for (;;) {
+      if (CCF_UNLIKELY(layout::sealed(a1 | a2))) return read_sealed(t, i1, i2, f);
       if (f(a1, a2)) return true;
+      if (i1 == i2) return false;
       const std::uint64_t b1 = t.load(i1);
       const std::uint64_t b2 = t.load(i2);
       if (b1 == a1 && b2 == a2) return false;  // a snapshot without a match
@@ -163,9 +172,61 @@ class kcas_protocol {
   /// counter, only the seal bit, so it is done on a const table (the words are atomics).
   template <class Table, class F>
   auto exclusive(const Table& table, F&& f) const {
+    return sealed_phase(table, f, false);
+  }
+  /// exclusive() for an f that empties the table (see "clear" above): lookups take every sealed
+  /// word for empty from the moment the last word is sealed.
+  template <class Table, class F>
+  auto exclusive_clear(const Table& table, F&& f) const {
+    return sealed_phase(table, f, true);
+  }
+
+  void prefetch(std::size_t, std::size_t) const noexcept {}
+
+ private:
+  /// The double collect: a1 and a2 held these values together at one instant.
+  template <class Table>
+  static CCF_FORCEINLINE void collect(const Table& t, std::size_t i1, std::size_t i2,
+                                      std::uint64_t& a1, std::uint64_t& a2) {
+    a1 = t.load(i1);
+    if (i1 == i2) {
+      a2 = a1;
+      return;
+    }
+    a2 = t.load(i2);
+    for (;;) {
+      const std::uint64_t b1 = t.load(i1);
+      const std::uint64_t b2 = t.load(i2);
+      if (b1 == a1 && b2 == a2) return;
+      a1 = b1;
+      a2 = b2;
+    }
+  }
+
+  /// A lookup that met a sealed word: a double collect between two equal readings of the clear
+  /// epoch. Odd, the words were read while a clear was emptying the table (every word sealed):
+  /// they count as empty. Even, no emptying ran while they were read: they hold what they show.
+  template <class Table, class F>
+  CCF_NOINLINE auto read_sealed(const Table& t, std::size_t i1, std::size_t i2, F& f) const {
+    using layout = typename Table::layout;
+    for (;;) {
+      const std::uint64_t epoch = state_->clear_epoch.load(std::memory_order_seq_cst);
+      std::uint64_t a1 = 0, a2 = 0;
+      collect(t, i1, i2, a1, a2);
+      if (state_->clear_epoch.load(std::memory_order_seq_cst) != epoch) continue;
+      if ((epoch & 1) != 0) {
+        a1 &= ~layout::tag_mask;
+        a2 &= ~layout::tag_mask;
+      }
+      return f(a1, a2);
+    }
+  }
+
+  template <class Table, class F>
+  auto sealed_phase(const Table& table, F& f, bool emptying) const {
     using layout = typename Table::layout;
     auto& t = const_cast<Table&>(table);
-    std::lock_guard<std::mutex> serial(*snapshot_mutex_);
+    std::lock_guard<std::mutex> serial(state_->snapshot_mutex);
     struct unseal {
       Table& t;
       ~unseal() {
@@ -180,13 +241,26 @@ class kcas_protocol {
       for (std::uint64_t v = kcas_load(w); !cas(w, v, v | layout::seal_bit); v = kcas_load(w)) {
       }
     }
+    if (!emptying) return f();
+    // Odd from here until the table is empty, before any word is unsealed (the epoch's guard
+    // ends before the seal's).
+    struct epoch_guard {
+      std::atomic<std::uint64_t>& epoch;
+      explicit epoch_guard(std::atomic<std::uint64_t>& e) : epoch(e) {
+        epoch.fetch_add(1, std::memory_order_seq_cst);
+      }
+      ~epoch_guard() { epoch.fetch_add(1, std::memory_order_seq_cst); }
+      epoch_guard(const epoch_guard&) = delete;
+      epoch_guard& operator=(const epoch_guard&) = delete;
+    } odd{state_->clear_epoch};
     return f();
   }
 
-  void prefetch(std::size_t, std::size_t) const noexcept {}
-
- private:
-  std::unique_ptr<std::mutex> snapshot_mutex_;  // a pointer keeps the filter movable
+  struct shared_state {
+    std::mutex snapshot_mutex;                  // one snapshot at a time
+    std::atomic<std::uint64_t> clear_epoch{0};  // odd while a clear empties the sealed table
+  };
+  std::unique_ptr<shared_state> state_;  // a pointer keeps the filter movable
 };
 
 }  // namespace ccf::detail

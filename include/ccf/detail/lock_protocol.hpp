@@ -9,7 +9,9 @@
 //   update(t, i1, i2, f)   f(b1, b2) may change its copies of the two buckets; the protocol
 //                          commits every changed bucket atomically with respect to the values f
 //                          saw (i1 == i2: f gets the same bucket twice);
-//   exclusive(t, f)        f() with no other operation in progress (clear, save).
+//   exclusive(t, f)        f() with no other operation in progress (save);
+//   exclusive_clear(t, f)  the same for an f that empties the table (clear): lookups that
+//                          overlap it answer as of before it or after it, never of a mix.
 // Here update() takes lock_two(i1, i2), loads both buckets, runs f and stores what changed; read
 // and probe run inside the policy's read(), which validates optimistic readers (striped) or
 // takes a read lock (global, elided MCS). With null_locking (single-threaded filters) all of it
@@ -78,6 +80,12 @@ class lock_protocol {
   auto exclusive(const Table& /*t*/, F&& f) const {
     [[maybe_unused]] auto guard = locks_.lock_all();
     return f();
+  }
+  /// exclusive() for an f that empties the table: every lock is held, so readers see the table
+  /// whole or empty (optimistic readers that overlap it validate against the held stripes).
+  template <class Table, class F>
+  auto exclusive_clear(const Table& t, F&& f) const {
+    return exclusive(t, f);
   }
   CCF_FORCEINLINE void prefetch(std::size_t i1, std::size_t i2) const noexcept {
     if constexpr (requires { locks_.prefetch(i1, i2); }) locks_.prefetch(i1, i2);
