@@ -249,6 +249,23 @@ TEST(lockfree_filter, is_movable_not_copyable) {
   check_movable<lf>();
 }
 
+// Files hold 2, 4 or 8 slots a bucket: a lock-free filter of another bucket size has no save,
+// to_bytes or loading constructor (they existed and failed to compile).
+template <class F>
+constexpr bool has_files = requires(const F& f, std::ostream& out, std::span<const std::byte> b) {
+  f.save(out);
+  f.to_bytes();
+  F(b);
+};
+TEST(lockfree_filter, has_files_for_the_bucket_sizes_files_hold) {
+  static_assert(has_files<lf> && lf::has_file_format);
+  static_assert(has_files<ccf::lockfree_cuckoo_filter<u64, 16, 2>>);
+  static_assert(!has_files<ccf::lockfree_cuckoo_filter<u64, 16, 3>>);
+  static_assert(!ccf::lockfree_cuckoo_filter<u64, 8, 5>::has_file_format);
+  ccf::lockfree_cuckoo_filter<u64, 16, 3> f(1000);
+  EXPECT_TRUE(f.insert(1) && f.contains(1)) << "the layout works without files";
+}
+
 TEST(lockfree_filter, table_api_checks_its_arguments) {
   lf f(1000);
   tag_t old = 0;

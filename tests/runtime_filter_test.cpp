@@ -329,6 +329,40 @@ TEST(for_rate, lock_free_configs_are_layouts_the_lock_free_filter_has) {
   EXPECT_EQ(filter_config::for_rate(n, 1e-7).fingerprint_bits, 32u);
 }
 
+// A lock-free bucket is one 64-bit word whatever its tags fill: for_rate ranked lock-free
+// layouts by their tag bits, and chose 4 x 4 for a rate of 0.5 (more words than 12 x 4, and 38 %
+// false positives against 0.2 %) and 12 x 2 for 1e-3 (the words of 16 x 2, at 16 times the
+// rate).
+TEST(for_rate, lock_free_layouts_are_ranked_by_their_words) {
+  const std::size_t n = 1000000;
+  for (double fpr : {0.5, 0.1, 0.01, 1e-3, 1e-4}) {
+    const filter_config c = filter_config::for_rate(n, fpr, filter_kind::lockfree);
+    const std::size_t words =
+        ccf::detail::buckets_for_capacity(n, c.slots_per_bucket, c.fingerprint_bits);
+    const double load = static_cast<double>(n) / static_cast<double>(words * c.slots_per_bucket);
+    const double rate = ccf::expected_fpr(c.fingerprint_bits, c.slots_per_bucket, load);
+    for (unsigned slots : {2U, 4U, 8U}) {
+      for (unsigned bits : ccf::detail::fingerprint_widths) {
+        if (!lockfree_supported(bits, slots)) continue;
+        const std::size_t w = ccf::detail::buckets_for_capacity(n, slots, bits);
+        const double l = static_cast<double>(n) / static_cast<double>(w * slots);
+        const double r = ccf::expected_fpr(bits, slots, l);
+        if (r > fpr) continue;
+        EXPECT_LE(words, w) << fpr << ": " << bits << " x " << slots << " takes fewer words";
+        if (w == words) {
+          EXPECT_LE(rate, r) << fpr << ": " << bits << " x " << slots;
+        }
+      }
+    }
+  }
+  const filter_config half = filter_config::for_rate(n, 0.5, filter_kind::lockfree);
+  EXPECT_EQ(half.fingerprint_bits, 12u);
+  EXPECT_EQ(half.slots_per_bucket, 4u);
+  const filter_config milli = filter_config::for_rate(n, 1e-3, filter_kind::lockfree);
+  EXPECT_EQ(milli.fingerprint_bits, 16u);
+  EXPECT_EQ(milli.slots_per_bucket, 2u);
+}
+
 // ---- files shared with the typed filters ----
 
 TEST(runtime_files, a_typed_string_filter_file_loads_into_a_runtime_filter_and_back) {

@@ -19,7 +19,8 @@
 // erase are lock-free. size() is exact whenever no operation is in flight. save() and clear() seal
 // the table for their duration: they see (and clear) one consistent snapshot, and writers wait
 // until they are done. Files are those of the other filters: a lock-free filter's file loads into
-// a cuckoo_filter of the same layout and back. Each thread that updates a lock-free filter holds
+// a cuckoo_filter of the same layout and back (2, 4 or 8 slots a bucket; other bucket sizes have
+// no file members). Each thread that updates a lock-free filter holds
 // one of ccf's 512 K-CAS descriptor slots until it exits; an update from a 513th live thread
 // throws ccf::kcas_thread_limit_error. The filter is movable, not copyable.
 #pragma once

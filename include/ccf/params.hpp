@@ -40,15 +40,17 @@
 namespace ccf {
 
 struct filter_params {
-  unsigned fingerprint_bits;  // f: a width ccf stores (4, 8, 12, 16 or 32), >= min_fingerprint_bits
-  unsigned slots_per_bucket;  // b
-  std::size_t num_buckets;    // buckets a ccf cuckoo filter of this capacity allocates
-  double load_factor;         // n / (num_buckets * b)
-  double expected_fpr;        // 1 - (1 - 1/(2^f - 1))^(2 b load_factor), <= target_fpr
-  double bits_per_item;       // f * b * num_buckets / n
+  unsigned fingerprint_bits;      // f: a width ccf stores (4, 8, 12, 16 or 32); params_for: at
+                                  // least min_fingerprint_bits (smallest_layout_for counts the load
+                                  // instead, and may take fewer)
+  unsigned slots_per_bucket;      // b
+  std::size_t num_buckets;        // buckets a ccf cuckoo filter of this capacity allocates
+  double load_factor;             // n / (num_buckets * b)
+  double expected_fpr;            // 1 - (1 - 1/(2^f - 1))^(2 b load_factor), <= target_fpr
+  double bits_per_item;           // f * b * num_buckets / n
   double bloom_bits_per_item;     // log2(e) * log2(1/eps) for a Bloom filter with the same target
   unsigned bloom_hashes;          // its optimal number of hash functions
-  unsigned min_fingerprint_bits;  // max(4, ceil(log2(2b/eps))), before rounding to a stored width
+  unsigned min_fingerprint_bits;  // max(4, ceil(log2(2b/eps))), the thesis's bound at full load
   std::size_t capacity;           // n
   double target_fpr;              // eps
 };
@@ -160,11 +162,22 @@ inline filter_params params_for(std::size_t n, double fpr) {
 
 namespace detail {
 
-/// smallest_layout_for among the layouts (bits, slots) for which allowed(bits, slots) holds;
-/// fingerprint_bits == 0 when none reaches fpr. A layout whose table would be too large is
-/// skipped (std::length_error when no other reaches fpr).
-template <class Allowed>
-filter_params smallest_layout_among(std::size_t n, double fpr, Allowed&& allowed) {
+/// The memory of a bucket of `slots` tags of `bits` bits in the bit-packed tables: what they
+/// hold.
+struct packed_bucket_bits {
+  constexpr double operator()(unsigned bits, unsigned slots) const noexcept {
+    return static_cast<double>(bits) * slots;
+  }
+};
+
+/// smallest_layout_for among the layouts (bits, slots) for which allowed(bits, slots) holds,
+/// with bucket_bits(bits, slots) the memory of a bucket (the lock-free filter's buckets are one
+/// 64-bit word whatever they hold); of layouts of equal memory, the one of the lowest
+/// expected_fpr. fingerprint_bits == 0 when none reaches fpr. A layout whose table would be too
+/// large is skipped (std::length_error when no other reaches fpr).
+template <class Allowed, class BucketBits = packed_bucket_bits>
+filter_params smallest_layout_among(std::size_t n, double fpr, Allowed&& allowed,
+                                    BucketBits bucket_bits = {}) {
   if (n == 0) throw std::invalid_argument("ccf::smallest_layout_for: n must be at least 1, got 0");
   if (!(fpr > 0.0 && fpr < 1.0)) {
     throw std::invalid_argument("ccf::smallest_layout_for: fpr must be in (0, 1), got " +
@@ -193,9 +206,13 @@ filter_params smallest_layout_among(std::size_t n, double fpr, Allowed&& allowed
       const double slots_total = static_cast<double>(p.num_buckets) * slots;
       p.load_factor = static_cast<double>(n) / slots_total;
       p.expected_fpr = expected_fpr(bits, slots, p.load_factor);
-      p.bits_per_item = bits * slots_total / static_cast<double>(n);
+      p.bits_per_item =
+          bucket_bits(bits, slots) * static_cast<double>(p.num_buckets) / static_cast<double>(n);
       if (p.expected_fpr > fpr) continue;
-      if (best.fingerprint_bits == 0 || p.bits_per_item < best.bits_per_item) best = p;
+      if (best.fingerprint_bits == 0 || p.bits_per_item < best.bits_per_item ||
+          (p.bits_per_item == best.bits_per_item && p.expected_fpr < best.expected_fpr)) {
+        best = p;
+      }
     }
   }
   if (best.fingerprint_bits == 0 && too_large) throw *too_large;

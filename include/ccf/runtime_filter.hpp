@@ -97,7 +97,8 @@ struct filter_config {
   }
 
   /// The layout of least memory for `capacity` items at false-positive rate `fpr`
-  /// (ccf::smallest_layout_for; for the lock-free kind, among the layouts it supports).
+  /// (ccf::smallest_layout_for; for the lock-free kind, among the layouts it supports, counting
+  /// its 64-bit word a bucket, and of equal memory the lowest expected rate).
   static filter_config for_rate(std::size_t capacity, double fpr,
                                 filter_kind kind = filter_kind::sequential) {
     filter_config c;
@@ -109,9 +110,11 @@ struct filter_config {
       c.slots_per_bucket = p.slots_per_bucket;
       return c;
     }
+    // Every lock-free bucket is one 64-bit word, whatever its tags fill of it.
     const filter_params p = detail::smallest_layout_among(
         capacity, fpr,
-        [](unsigned b, unsigned s) { return detail::versioned_layout_supported(b, s); });
+        [](unsigned b, unsigned s) { return detail::versioned_layout_supported(b, s); },
+        [](unsigned, unsigned) { return 64.0; });
     if (p.fingerprint_bits == 0) {
       throw std::invalid_argument(
           "ccf: no lock-free layout (at most 48 tag bits per bucket) "

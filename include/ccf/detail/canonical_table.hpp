@@ -74,6 +74,9 @@ class bit_reader {
 
 template <class Layout>
 struct canonical_table {
+  /// Files hold the tags bit-packed as packed_tag_layout has them: 2, 4 or 8 slots a bucket.
+  static constexpr bool has_file_format =
+      Layout::slots == 2 || Layout::slots == 4 || Layout::slots == 8;
   static constexpr std::size_t words(std::size_t num_buckets) noexcept {
     if constexpr (Layout::versioned) {
       return packed_tag_layout<Layout::tag_bits, Layout::slots>::words_for(num_buckets);

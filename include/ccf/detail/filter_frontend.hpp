@@ -62,6 +62,11 @@ class basic_filter {
   static constexpr unsigned fingerprint_bits = Engine::fingerprint_bits;
   static constexpr unsigned slots_per_bucket = Engine::slots_per_bucket;
   static constexpr std::size_t default_max_kicks = Engine::default_max_kicks;
+  /// Whether filters of this layout have files (save, to_bytes and the loading constructors):
+  /// those of 2, 4 or 8 slots a bucket, the layouts of the file format's bit-packed table. A
+  /// lock-free filter of another bucket size has none of these members.
+  static constexpr bool has_file_format =
+      canonical_table<typename Engine::layout_type>::has_file_format;
 
   /// A filter that holds at least `capacity` distinct items. `seed` selects the hash function (it
   /// is part of the filter's identity); `max_kicks` bounds the buckets one insert's path search
@@ -78,22 +83,23 @@ class basic_filter {
   /// size and alternate function (any of the sequential, lock-based and lock-free kinds). The
   /// stream must end where the filter does. Throws ccf::format_error when it is truncated,
   /// corrupt, followed by junk, or holds another kind of filter.
-  explicit basic_filter(std::istream& in, const allocator_type& alloc = allocator_type())
+  explicit basic_filter(std::istream& in,
+                        const allocator_type& alloc = allocator_type()) requires has_file_format
       : basic_filter(filter_source(in), alloc) {}
   /// Loads a filter from the bytes to_bytes() returned (or a file's contents).
   explicit basic_filter(std::span<const std::byte> bytes,
-                        const allocator_type& alloc = allocator_type())
+                        const allocator_type& alloc = allocator_type()) requires has_file_format
       : basic_filter(filter_source(bytes), alloc) {}
   /// Loads a filter whose header was read already (the runtime filter reads it to choose the
   /// type).
-  basic_filter(filter_source&& src, const allocator_type& alloc)
-      : basic_filter(checked(src.header), src, alloc) {}
+  basic_filter(filter_source&& src, const allocator_type& alloc) requires has_file_format
+      : basic_filter(checked(src), src, alloc) {}
 
   /// Writes the filter to `out` (format: detail/serialization.hpp). Safe to call while other
   /// threads use a concurrent filter: the table is copied from a consistent snapshot.
-  void save(std::ostream& out) const { write(stream_out{&out}); }
+  void save(std::ostream& out) const requires has_file_format { write(stream_out{&out}); }
   /// The filter as bytes, in the same format as save().
-  std::vector<std::byte> to_bytes() const {
+  std::vector<std::byte> to_bytes() const requires has_file_format {
     std::vector<std::byte> bytes;
     write(buffer_out{&bytes});
     return bytes;
@@ -231,6 +237,13 @@ class basic_filter {
     }
   }
 
+  /// checked(src.header), then the length of the rest of the file against it (a stream of
+  /// unknown length is read now, before the table is allocated).
+  static const file_header& checked(filter_source& src) {
+    checked(src.header);
+    src.body();
+    return src.header;
+  }
   /// Checks a file header against this filter type, before anything is allocated.
   static const file_header& checked(const file_header& h) {
     if (h.fingerprint_bits != fingerprint_bits || h.slots_per_bucket != slots_per_bucket) {
@@ -245,6 +258,11 @@ class basic_filter {
     }
     if (!hash_probe_matches<Key, Hash>(h.hash_probe, key_seed(h.seed))) {
       throw format_error("ccf: the file was written with another key type or hash function");
+    }
+    if (h.capacity > h.num_buckets * slots_per_bucket) {
+      throw format_error("ccf: corrupt filter file (capacity " + std::to_string(h.capacity) +
+                         " is more than its " + std::to_string(h.num_buckets * slots_per_bucket) +
+                         " slots)");
     }
     using canonical = canonical_table<typename Engine::layout_type>;
     if (h.word_count != canonical::words(static_cast<std::size_t>(h.num_buckets))) {

@@ -23,8 +23,9 @@
 // snapshot. Loading checks every header field against the filter type it is loaded into before
 // anything is allocated, and the claimed size against the bytes actually there: a seekable stream
 // or a buffer must hold exactly header + payload + trailer (fewer: "truncated", more: "junk after
-// the filter"); a stream of unknown length (a pipe) is read in bounded pieces, never more than the
-// header claims plus one byte, before the table is allocated. Then the checksum, bits past the
+// the filter"); a stream of unknown length (a pipe) is read only after the header passed the filter
+// type's checks and claims no more than the machine's memory, in bounded pieces, never more than
+// the header claims plus one byte, before the table is allocated. Then the checksum, bits past the
 // last bucket, and the item count against the tags in the table. Any failure throws
 // ccf::format_error naming what is wrong; nothing is half-loaded. Version 1 files (ccf 0.1, with
 // another alternate function) are refused with a message saying so.
@@ -44,6 +45,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ccf/detail/sizing.hpp"
 #include "ccf/hash.hpp"
 
 namespace ccf {
@@ -286,33 +288,35 @@ inline void check_body_length(const file_header& h, std::uint64_t left) {
   }
 }
 
-/// Reads a header from `src` and checks the length of what follows against it. For a stream of
-/// unknown length the rest is read into `spill` (at most what the header claims plus one byte,
-/// in bounded pieces) and the caller continues from a byte_source over that buffer.
-inline file_header read_header(byte_source& src, std::vector<std::byte>& spill,
-                               std::optional<byte_source>& rest) {
-  const file_header h = read_header_only(src);
+/// For a stream of unknown length after header `h`: reads the rest into `spill` (at most what
+/// the header claims plus one byte, in bounded pieces, so a forged size costs only the bytes
+/// actually present) and checks its length. A header that claims more than this machine's memory
+/// is refused before anything is read (std::length_error, as a table that large would be).
+inline void spill_body(const file_header& h, byte_source& src, std::vector<std::byte>& spill) {
   const std::uint64_t body = h.file_bytes() - file_header_bytes;
-  std::optional<std::uint64_t> left = src.remaining();
-  if (!left) {
-    constexpr std::size_t piece = std::size_t{1} << 24;
-    while (spill.size() <= body) {
-      const std::size_t old = spill.size();
-      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(piece, body + 1 - old));
-      spill.resize(old + want);
-      const std::size_t got = src.read(reinterpret_cast<unsigned char*>(spill.data() + old), want);
-      spill.resize(old + got);
-      if (got < want) break;
-    }
-    rest.emplace(std::span<const std::byte>(spill));
-    left = spill.size();
+  const std::uint64_t phys = physical_memory_bytes();
+  if (body > phys) {
+    throw std::length_error("ccf: the filter file claims " + std::to_string(h.file_bytes()) +
+                            " bytes, more than this machine's " + std::to_string(phys) +
+                            " bytes of memory");
   }
-  check_body_length(h, *left);
-  return h;
+  constexpr std::size_t piece = std::size_t{1} << 24;
+  while (spill.size() <= body) {
+    const std::size_t old = spill.size();
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(piece, body + 1 - old));
+    spill.resize(old + want);
+    const std::size_t got = src.read(reinterpret_cast<unsigned char*>(spill.data() + old), want);
+    spill.resize(old + got);
+    if (got < want) break;
+  }
+  check_body_length(h, spill.size());
 }
 
-/// A filter file being read: its header (read and length-checked, not yet checked against a
-/// filter type) and where the rest of its bytes come from.
+/// A filter file being read: its header (read, not yet checked against a filter type) and where
+/// the rest of its bytes come from. The length of a file or buffer is checked against the header
+/// at once; a stream of unknown length is read when body() is first called, which a filter does
+/// only after checking the header against its type: a file of another type is refused without
+/// reading its body.
 class filter_source {
  public:
   explicit filter_source(std::istream& in) : source_(std::in_place, in) { open(); }
@@ -322,13 +326,27 @@ class filter_source {
   filter_source(filter_source&&) = delete;
 
   file_header header;
-  byte_source& body() { return rest_ ? *rest_ : *source_; }
+  /// The bytes after the header, exactly as many as it claims (or format_error).
+  byte_source& body() {
+    if (!rest_ && !length_checked_) {
+      spill_body(header, *source_, spill_);
+      rest_.emplace(std::span<const std::byte>(spill_));
+    }
+    return rest_ ? *rest_ : *source_;
+  }
 
  private:
-  void open() { header = read_header(*source_, spill_, rest_); }
+  void open() {
+    header = read_header_only(*source_);
+    if (const std::optional<std::uint64_t> left = source_->remaining()) {
+      check_body_length(header, *left);
+      length_checked_ = true;
+    }
+  }
   std::optional<byte_source> source_;
   std::vector<std::byte> spill_;
   std::optional<byte_source> rest_;
+  bool length_checked_ = false;
 };
 
 /// Writes the header, then 64-bit words as little-endian bytes, then the trailer, checksumming
@@ -368,7 +386,7 @@ class word_writer {
   std::size_t fill_ = 0;
 };
 
-/// Reads little-endian 64-bit words after a header whose length read_header() checked, then the
+/// Reads little-endian 64-bit words after a header whose length filter_source checked, then the
 /// trailer, checksumming all of it; throws format_error when the checksum does not match.
 class word_reader {
  public:
