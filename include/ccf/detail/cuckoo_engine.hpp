@@ -86,6 +86,7 @@ class cuckoo_engine {
   using tag_type = typename Layout::tag_type;
   using indexer_type = cuckoo_indexer<Layout::tag_bits>;
   using counter_type = std::conditional_t<Protocol::concurrent, sharded_counter, plain_counter>;
+  using clear_counter_type = std::conditional_t<Protocol::concurrent, rare_counter, plain_counter>;
 
   static constexpr unsigned fingerprint_bits = Layout::tag_bits;
   static constexpr unsigned slots_per_bucket = Layout::slots;
@@ -599,7 +600,7 @@ class cuckoo_engine {
   Protocol protocol_;
   counter_type count_;
   counter_type hops_;
-  counter_type clears_;  // clear() calls, each counted inside its exclusive phase
+  clear_counter_type clears_;  // clear() calls, each counted inside its exclusive phase
   std::size_t max_kicks_;
   std::size_t capacity_;
 };

@@ -1,9 +1,10 @@
 // ccf — concurrent cuckoo filters.
-// detail/item_counter.hpp: the filter's item count.
+// detail/item_counter.hpp: the filter's item count and its other counters.
 //
 // plain_counter is a size_t. sharded_counter spreads the count over cache-line-sized shards picked
 // per thread, so concurrent inserts and erases never fight over one shared line; size() adds the
-// shards (exact whenever no update is in flight).
+// shards (exact whenever no update is in flight). rare_counter is one atomic word, for counts
+// that change seldom.
 #pragma once
 
 #include <array>
@@ -59,6 +60,20 @@ class sharded_counter {
     return index;
   }
   std::unique_ptr<shard[]> shards_;
+};
+
+/// A count that changes rarely and is read often (the clear() calls a batched insert checks): one
+/// atomic word, read with one load, on the heap so that the filter stays movable.
+class rare_counter {
+ public:
+  rare_counter() : n_(std::make_unique<std::atomic<std::size_t>>(0)) {}
+  void add(std::ptrdiff_t d) noexcept {
+    n_->fetch_add(static_cast<std::size_t>(d), std::memory_order_relaxed);
+  }
+  std::size_t get() const noexcept { return n_->load(std::memory_order_relaxed); }
+
+ private:
+  std::unique_ptr<std::atomic<std::size_t>> n_;
 };
 
 }  // namespace ccf::detail
