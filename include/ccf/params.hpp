@@ -221,13 +221,13 @@ filter_params smallest_layout_among(std::size_t n, double fpr, Allowed&& allowed
 
 }  // namespace detail
 
-/// The layout of least memory for n items at false-positive rate `fpr`: of every fingerprint
-/// width ccf stores (4, 8, 12, 16, 32 bits) and bucket size (2, 4, 8 slots), the one with the
-/// fewest bits per item whose expected_fpr once the filter holds n items is at most fpr (ties go
-/// to fewer slots: fewer compares per lookup). Unlike params_for, which follows the thesis's
-/// rules, this counts every combination: for fpr = 1e-4, 16-bit tags in 2-slot buckets (about 19
-/// bits per item) rather than 32-bit tags (about 34). Throws std::invalid_argument like
-/// params_for.
+/// The layout of least memory for n items at false-positive rate `fpr`: of every fingerprint width
+/// ccf stores (4, 8, 12, 16, 32 bits) and bucket size (2, 4, 8 slots), the one with the fewest bits
+/// per item whose expected_fpr once the filter holds n items is at most fpr (of equal memory, the
+/// lower expected_fpr, then fewer slots: fewer compares per lookup). Unlike params_for, which
+/// follows the thesis's rules, this counts every combination: for fpr = 1e-4, 16-bit tags in 2-slot
+/// buckets (about 19 bits per item) rather than 32-bit tags (about 34). Throws
+/// std::invalid_argument like params_for.
 inline filter_params smallest_layout_for(std::size_t n, double fpr) {
   const filter_params best =
       detail::smallest_layout_among(n, fpr, [](unsigned, unsigned) { return true; });

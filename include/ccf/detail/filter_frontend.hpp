@@ -238,11 +238,14 @@ class basic_filter {
   }
 
   /// checked(src.header), then the length of the rest of the file against it (a stream of
-  /// unknown length is read now, before the table is allocated).
+  /// unknown length is read now, before the table is allocated), then whether the table fits in
+  /// memory: a file whose size does not match its header is a format_error, whatever the
+  /// source, before a header claiming more than the memory is a length_error.
   static const file_header& checked(filter_source& src) {
-    checked(src.header);
+    const file_header& h = checked(src.header);
     src.body();
-    return src.header;
+    check_fits_in_memory(h.word_count * 8, static_cast<std::size_t>(h.capacity));
+    return h;
   }
   /// Checks a file header against this filter type, before anything is allocated.
   static const file_header& checked(const file_header& h) {
@@ -273,7 +276,6 @@ class basic_filter {
       throw format_error("ccf: corrupt filter file (max kicks " + std::to_string(h.max_kicks) +
                          " is more than " + std::to_string(Engine::max_max_kicks) + ")");
     }
-    check_fits_in_memory(h.word_count * 8, static_cast<std::size_t>(h.capacity));
     return h;
   }
 

@@ -4,7 +4,7 @@
 //
 // It works on versioned_tag_layout tables (one kcas_word per bucket: tags, a version counter and
 // a seal bit) and gives the cuckoo engine the operations every protocol gives
-// (lock_protocol.hpp): read, probe, update, exclusive.
+// (lock_protocol.hpp): read, probe, update, exclusive, exclusive_clear.
 //
 // Invariants.
 //   (I1) Every stored tag t lies in bucket i or alt(i, t) of a key that stored it.
@@ -85,8 +85,11 @@
 // Progress. Lock-free outside exclusive(): an update retries only when a word it read changed,
 // i.e. another operation succeeded, and the K-CAS is lock-free itself. Lookups never write shared
 // memory (kcas_load), so they scale with cores. Memory orders: kcas_load, cas and kcas are
-// sequentially consistent (kcas.hpp), so every read and write of a bucket word takes part in one
-// total order; the double collect relies on nothing else.
+// sequentially consistent (kcas.hpp), so every read and write of a bucket word by an operation
+// takes part in one total order; the double collect relies on nothing else. The stores of
+// exclusive phases (a clear emptying its sealed words) are release stores: a lookup that reads
+// one synchronizes with it, so its later reading of the epoch sees the odd value the clear set
+// before that store (with a relaxed store it could still read the even one).
 #pragma once
 
 #include <array>

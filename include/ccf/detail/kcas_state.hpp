@@ -52,12 +52,14 @@ class kcas_word {
   kcas_word& operator=(const kcas_word&) = delete;
 
   /// Plain access for phases in which no thread runs a K-CAS operation (construction, clear,
-  /// serialization, after joining the workers). The caller provides the synchronization.
+  /// serialization, after joining the workers). The caller provides the synchronization; the
+  /// store releases, so that a lookup that reads its value (a clear's, while lookups run) also
+  /// sees what the storing thread did before it (the clear's epoch).
   [[nodiscard]] std::uint64_t quiescent_load() const noexcept {
     return raw_.load(std::memory_order_relaxed);
   }
   void quiescent_store(std::uint64_t value) noexcept {
-    raw_.store(value, std::memory_order_relaxed);
+    raw_.store(value, std::memory_order_release);
   }
 
  private:

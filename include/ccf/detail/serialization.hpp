@@ -291,14 +291,15 @@ inline void check_body_length(const file_header& h, std::uint64_t left) {
 /// For a stream of unknown length after header `h`: reads the rest into `spill` (at most what
 /// the header claims plus one byte, in bounded pieces, so a forged size costs only the bytes
 /// actually present) and checks its length. A header that claims more than this machine's memory
-/// is refused before anything is read (std::length_error, as a table that large would be).
+/// is refused before anything is read: format_error, as the same bytes from a file would be (a
+/// file that large cannot be there to read).
 inline void spill_body(const file_header& h, byte_source& src, std::vector<std::byte>& spill) {
   const std::uint64_t body = h.file_bytes() - file_header_bytes;
   const std::uint64_t phys = physical_memory_bytes();
   if (body > phys) {
-    throw std::length_error("ccf: the filter file claims " + std::to_string(h.file_bytes()) +
-                            " bytes, more than this machine's " + std::to_string(phys) +
-                            " bytes of memory");
+    throw format_error("ccf: the filter file claims " + std::to_string(h.file_bytes()) +
+                       " bytes, more than this machine's " + std::to_string(phys) +
+                       " bytes of memory (not read)");
   }
   constexpr std::size_t piece = std::size_t{1} << 24;
   while (spill.size() <= body) {

@@ -6,7 +6,7 @@
 //   bits S*F .. 60      the bucket's version counter, 61 - S*F bits, advanced (mod 2^bits) by
 //                       every change of the word
 //   bit 61              the seal: set on every word while a snapshot is taken (save, clear);
-//                       writers that meet it wait, readers ignore it (kcas_protocol.hpp)
+//                       writers that meet it wait, readers read on (kcas_protocol.hpp)
 //   bits 62, 63         reserved by the K-CAS (always 0 in a stored value)
 //
 // The default 12-bit x 4 layout has its tags in bits 0..47 and a 13-bit counter in bits 48..60;
