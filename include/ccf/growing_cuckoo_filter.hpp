@@ -379,12 +379,14 @@ class basic_growing_filter {
     max_doublings_ = static_cast<unsigned>(
         std::min<std::uint64_t>(max_doublings, growing_max_max_doublings + 1));
     // Each doubling at least doubles the table, which started with a bucket or more: a count
-    // above log2(buckets) is forged (and would grow past what the next load accepts).
+    // above log2(buckets) is forged (and would grow past what the next load accepts). A table of
+    // one chunk (at most growing_chunk buckets) keeps its items' hashes, one of more does not: a
+    // single chunk without them would be split into chunks of a size no file has.
     if (!(target_ > 0.0 && target_ < 1.0) || max_doublings > growing_max_max_doublings ||
         doublings >= static_cast<std::uint64_t>(std::bit_width(h.num_buckets)) ||
         keeps_hashes > 1 || (keeps_hashes == 0 && kept != 0) ||
-        (keeps_hashes != 0 && h.chunks != 1) || kept > rest ||
-        rest - kept != model_->table_words(h)) {
+        (keeps_hashes != 0) != (h.chunks == 1) || h.num_buckets > growing_chunk * h.chunks ||
+        kept > rest || rest - kept != model_->table_words(h)) {
       throw format_error("ccf: corrupt growing filter file (its parts do not fit together)");
     }
     const std::size_t entries = model_->load_table(h, words);
@@ -410,11 +412,22 @@ class basic_growing_filter {
     const std::size_t workers = std::clamp<std::size_t>(threads, 1, n / 4096 + 1);
     std::atomic<std::size_t> skipped{0}, refused{0};
     std::vector<std::exception_ptr> failures(workers);
+    // Without skip_present worker t takes a range of the items. With it, the items whose hash
+    // falls to t (every worker hashes every item): the copies of a key go to one worker, which
+    // tests and inserts them in order (two workers could both find a key absent and store it
+    // twice).
+    const auto owner = [workers](std::uint64_t h) {
+      return static_cast<std::size_t>(((h >> 32) * workers) >> 32);
+    };
     const auto run = [&](std::size_t t) {
       std::size_t skips = 0, refusals = 0;
+      const bool by_hash = skip_present && workers > 1;
       try {
-        for (std::size_t i = n * t / workers; i < n * (t + 1) / workers; ++i) {
+        const std::size_t lo = by_hash ? 0 : n * t / workers;
+        const std::size_t hi = by_hash ? n : n * (t + 1) / workers;
+        for (std::size_t i = lo; i < hi; ++i) {
           const std::uint64_t h = hash_at(i);
+          if (by_hash && owner(h) != t) continue;
           if (skip_present && model_->contains(h)) {
             ++skips;
           } else if (!model_->insert(h)) {
@@ -429,8 +442,14 @@ class basic_growing_filter {
     };
     {
       std::vector<std::jthread> pool;
-      for (std::size_t t = 1; t < workers; ++t)
-        pool.emplace_back(run, t);
+      std::size_t t = 1;
+      try {
+        for (; t < workers; ++t)
+          pool.emplace_back(run, t);
+      } catch (const std::system_error&) {  // the shares no thread took are run here
+      }
+      for (; t < workers; ++t)
+        run(t);
       run(0);
     }
     for (const std::exception_ptr& e : failures) {

@@ -468,12 +468,32 @@ bulk_result fill_chunk(Engine& engine, const std::uint64_t* hashes, std::size_t 
 /// Items per round of a bulk build: the scratch for one round is 8 bytes per item.
 inline constexpr std::size_t bulk_round = std::size_t{1} << 24;
 
-/// Runs body(t) for t in [0, threads) on `threads` threads (this one included).
+/// Runs body(t) for t in [0, threads) on `threads` threads (this one included). The bodies meet
+/// at barriers, so none starts before every thread is there: when one cannot be started, the
+/// others return without running theirs and the std::system_error is rethrown (a body waiting at
+/// a barrier for a thread that never came hung the caller).
 template <class Body>
 void run_parallel(std::size_t threads, Body&& body) {
+  enum : int { starting, go, abandoned };
+  std::atomic<int> state{starting};
+  auto started = [&state] {
+    state.wait(starting, std::memory_order_acquire);
+    return state.load(std::memory_order_acquire) == go;
+  };
   std::vector<std::jthread> pool;
-  for (std::size_t t = 1; t < threads; ++t)
-    pool.emplace_back([&body, t] { body(t); });
+  try {
+    pool.reserve(threads);
+    for (std::size_t t = 1; t < threads; ++t)
+      pool.emplace_back([&body, &started, t] {
+        if (started()) body(t);
+      });
+  } catch (...) {
+    state.store(abandoned, std::memory_order_release);
+    state.notify_all();
+    throw;  // the threads started are joined on the way out
+  }
+  state.store(go, std::memory_order_release);
+  state.notify_all();
   body(0);
 }
 

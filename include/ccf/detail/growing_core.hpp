@@ -61,6 +61,7 @@
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <unordered_set>
@@ -484,6 +485,7 @@ class growing_core {
       grow(seen);
     } catch (const std::bad_alloc&) {
     } catch (const std::length_error&) {
+    } catch (const std::system_error&) {  // a mutex or a thread the doubling could not have
     }
   }
 
@@ -542,9 +544,14 @@ class growing_core {
       entries.fetch_add(placed);
     };
     {
+      // Chunks are handed out as threads ask: a thread that cannot be started leaves its share
+      // to those that were.
       std::vector<std::jthread> pool;
-      for (std::size_t t = 1; t < threads; ++t)
-        pool.emplace_back(work);
+      try {
+        for (std::size_t t = 1; t < threads; ++t)
+          pool.emplace_back(work);
+      } catch (const std::system_error&) {
+      }
       work();
     }
     next->table->add_to_size(static_cast<std::ptrdiff_t>(entries.load()));
