@@ -603,8 +603,6 @@ TEST(growing_filter, the_runtime_filter_builds_loads_and_grows_them) {
 
 // ---- concurrency ----
 
-/// Writers insert keys while readers look up keys whose insert has returned (published through
-/// `done`): through every doubling, none is ever missed.
 TEST(concurrent_growing_filter, a_bulk_insert_skipping_present_keys_stores_each_key_once) {
   // Each worker took a range of the items: two copies of a key in two ranges could both find it
   // absent, and both went in (5 to 9 keys of 200,000 stored twice in each run, on two threads).
@@ -625,6 +623,8 @@ TEST(concurrent_growing_filter, a_bulk_insert_skipping_present_keys_stores_each_
   }
 }
 
+/// Writers insert keys while readers look up keys whose insert has returned (published through
+/// `done`): through every doubling, none is ever missed.
 TEST(concurrent_growing_filter, lookups_racing_growth_never_miss_an_item) {
   const std::size_t per_writer = static_cast<std::size_t>(300000 * test_scale()) + 1000;
   const int writers = 2, readers = 2;

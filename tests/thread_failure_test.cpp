@@ -29,7 +29,7 @@ std::atomic<long> threads_allowed{1L << 40};
 }  // namespace
 
 extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
-                              void* arg) {
+                              void* arg) noexcept {
   using create_fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static const auto real = reinterpret_cast<create_fn>(dlsym(RTLD_NEXT, "pthread_create"));
   if (threads_allowed.fetch_sub(1) <= 0) return EAGAIN;

@@ -446,7 +446,7 @@ class basic_growing_filter {
       try {
         for (; t < workers; ++t)
           pool.emplace_back(run, t);
-      } catch (const std::system_error&) {  // the shares no thread took are run here
+      } catch (...) {  // a thread that could not be started: the shares no thread took run here
       }
       for (; t < workers; ++t)
         run(t);

@@ -550,7 +550,7 @@ class growing_core {
       try {
         for (std::size_t t = 1; t < threads; ++t)
           pool.emplace_back(work);
-      } catch (const std::system_error&) {
+      } catch (...) {  // no thread, or no memory for one: fewer threads
       }
       work();
     }
