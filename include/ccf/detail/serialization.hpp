@@ -329,9 +329,10 @@ class filter_source {
   file_header header;
   /// The bytes after the header, exactly as many as it claims (or format_error).
   byte_source& body() {
-    if (!rest_ && !length_checked_) {
+    if (!length_checked_) {
       spill_body(header, *source_, spill_);
       rest_.emplace(std::span<const std::byte>(spill_));
+      length_checked_ = true;
     }
     return rest_ ? *rest_ : *source_;
   }

@@ -12,15 +12,17 @@
 // A lookup walks every occupied slot with the key's tag in its two buckets (slot_mask) and
 // compares the full key with the record the slot points to (one read of the log each; with
 // 24-bit tags a lookup of a key meets another key's slot once in about 2 million). The store
-// changes the index from one thread at a time (its committing writer): a put replaces the
-// offset of the key's slot in place (replace_at), so a key never has two live slots, and inserts
-// a slot only for a key that has none (insert_new) — so duplicate keys cannot enter. When an insert finds no cuckoo path
-// the store builds an index twice as large from the keys in the log (grow()).
+// changes the index from one thread at a time (its committing writer, or a compaction), with
+// the key's live record found first (find_record), through apply(): a put replaces the offset of
+// the key's slot in place, so a key never has two live slots, and inserts a slot only for a key
+// that has none — so duplicate keys cannot enter. When an insert finds no cuckoo path the store
+// builds an index twice as large from the keys in the log (grow()).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 #include "ccf/detail/cuckoo_engine.hpp"
@@ -106,6 +108,18 @@ class kv_index {
   bool insert_new(std::uint64_t h, std::uint64_t offset) {
     const ccf::detail::position p = engine_.indexer().locate(h);
     return engine_.insert(p, layout::make(p.tag, offset / 8));
+  }
+  /// Points the index at the record at `offset` of the key hashed to h (a delete when `erased`)
+  /// whose live record is `old` (find_record): replaces or erases old's slot, or inserts one.
+  /// False when that insert finds no room (nothing changed). Throws std::logic_error when old's
+  /// slot is gone.
+  bool apply(std::uint64_t h, const std::optional<live_record>& old, std::uint64_t offset,
+             bool erased) {
+    if (!old) return erased || insert_new(h, offset);
+    if (!(erased ? erase_at(h, old->offset) : replace_at(h, old->offset, offset))) {
+      throw std::logic_error("ccf::kv: the index lost the slot of a live record");
+    }
+    return true;
   }
   /// Calls f(offset) for every occupied slot (the records of all live keys).
   template <class F>

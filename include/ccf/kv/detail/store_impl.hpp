@@ -232,23 +232,12 @@ inline void store::apply(std::uint64_t offset, const detail::record_view& r) {
 /// live record is `old`, as found by apply() or before a batch was written (plan()).
 inline void store::apply_known(std::string_view key, std::uint64_t offset, bool erased,
                                std::uint64_t size, const std::optional<detail::live_record>& old) {
-  for (;;) {
-    detail::kv_index& index = *current_->index;
-    const std::uint64_t h = index.hash(key);
-    if (old &&
-        !(erased ? index.erase_at(h, old->offset) : index.replace_at(h, old->offset, offset))) {
-      throw std::logic_error("ccf::kv: the index lost the slot of a live record");
-    }
-    if (!old && !erased && !index.insert_new(h, offset)) {
-      grow();
-      continue;
-    }
-    if (old) live_bytes_ -= old->size;
-    if (!erased) live_bytes_ += size;
-    ++records_;
-    last_record_ = offset;
-    return;
-  }
+  while (!current_->index->apply(current_->index->hash(key), old, offset, erased))
+    grow();
+  if (old) live_bytes_ -= old->size;
+  if (!erased) live_bytes_ += size;
+  ++records_;
+  last_record_ = offset;
 }
 
 inline void store::grow() {

@@ -44,19 +44,11 @@ struct compaction_target {
     last_record = at;
     ++records;
     if (pending.size() >= (std::size_t{4} << 20)) flush();
-    if (old) {
-      if (r.erased) {
-        index->erase_at(h, old->offset);
-      } else {
-        index->replace_at(h, old->offset, at);
-      }
-      live_bytes -= old->size;
-    } else {
-      while (!index->insert_new(h, at)) {
-        flush();
-        index = rebuild_index(*log, end, *index, index->engine().num_buckets() * 8);
-      }
+    while (!index->apply(h, old, at, r.erased)) {
+      flush();
+      index = rebuild_index(*log, end, *index, index->engine().num_buckets() * 8);
     }
+    if (old) live_bytes -= old->size;
     if (!r.erased) live_bytes += r.size;
   }
 };
