@@ -1,7 +1,9 @@
 // Threads that cannot be started (pthread_create failing with EAGAIN, as at a process's thread
 // limit): a bulk build throws instead of hanging, and a growing filter's doubling or bulk insert
-// goes on with the threads it has. This executable replaces pthread_create with one that fails
-// on request, so it is not among the sanitizer builds (whose runtimes intercept it themselves).
+// goes on with the threads it has. Threads that fail while they work (an allocation refused): a
+// bulk build rethrows once every thread has stopped, keeping what went in. This executable
+// replaces pthread_create and operator new with ones that fail on request, so it is not among
+// the sanitizer builds (whose runtimes intercept them themselves).
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -14,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <span>
 #include <system_error>
 #include <thread>
@@ -26,7 +29,25 @@
 namespace {
 /// pthread_create calls that may still succeed; the ones after them fail with EAGAIN.
 std::atomic<long> threads_allowed{1L << 40};
+/// An allocation of exactly this many bytes throws std::bad_alloc (0: none does).
+std::atomic<std::size_t> refused_size{0};
 }  // namespace
+
+void* operator new(std::size_t n) {
+  if (n != 0 && n == refused_size.load(std::memory_order_relaxed)) throw std::bad_alloc();
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+// GCC takes the free of a pointer from this operator new, once inlined, for a mismatch.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+#pragma GCC diagnostic pop
 
 extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
                               void* arg) noexcept {
@@ -54,6 +75,7 @@ class thread_failure : public ::testing::Test {
   }
   void TearDown() override {
     threads_allowed = 1L << 40;
+    refused_size = 0;
     done_ = true;
     watchdog_.join();
   }
@@ -73,6 +95,39 @@ TEST_F(thread_failure, a_bulk_build_throws_instead_of_waiting_for_a_thread_that_
   const F f = ccf::build<F>(std::span<const u64>(keys), keys.size(), {.threads = 4});
   EXPECT_EQ(f.size(), keys.size());
   EXPECT_EQ(f.contains_many(std::span<const u64>(keys)), keys.size());
+}
+
+TEST_F(thread_failure, a_bulk_build_whose_inserts_throw_rethrows_and_counts_what_went_in) {
+  // A thread whose path search could not size its queue (std::bad_alloc) ended the process from
+  // a helper thread, or, on the calling thread, left the helpers waiting at a barrier for good.
+  using F = ccf::cuckoo_filter<u64>;
+  using path = ccf::detail::cuckoo_path<F::engine_type::slot_type, F::slots_per_bucket>;
+  constexpr std::size_t max_kicks = F::engine_type::max_max_kicks;  // a queue of a unique size
+  const auto keys = make_keys(2000000, 6);                          // several chunks
+  for (const unsigned threads : {1U, 2U, 4U}) {
+    F f(keys.size(), ccf::default_seed, max_kicks);
+    ASSERT_EQ(f.max_kicks(), max_kicks);
+    refused_size = (max_kicks + path::roots + F::slots_per_bucket) * sizeof(path::node);
+    EXPECT_THROW(f.bulk_insert(std::span<const u64>(keys), threads, false), std::bad_alloc)
+        << threads;
+    refused_size = 0;
+    // The items that went in are in the size; the filter goes on working.
+    std::size_t stored = 0;
+    for (std::size_t i = 0; i < f.num_buckets(); ++i) {
+      for (unsigned j = 0; j < F::slots_per_bucket; ++j)
+        stored += f.read_tag(i, j) != 0;
+    }
+    EXPECT_GT(stored, 0U) << threads;
+    EXPECT_LT(stored, keys.size()) << threads;
+    EXPECT_EQ(f.size(), stored) << threads;
+    for (const u64 k : keys) {
+      if (!f.contains(k)) {
+        ASSERT_TRUE(f.insert(k)) << threads;
+      }
+    }
+    for (const u64 k : keys)
+      ASSERT_TRUE(f.contains(k)) << threads;
+  }
 }
 
 TEST_F(thread_failure, a_growing_filter_doubles_with_the_threads_it_can_start) {

@@ -56,6 +56,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <span>
@@ -443,65 +444,131 @@ std::size_t batch_insert(Engine& engine, std::size_t n, HashAt&& hash_at) {
   return n;
 }
 
-/// Inserts `count` hashes of one chunk with insert_direct (the caller owns the chunk) and
-/// returns what happened to them.
+/// Inserts `count` hashes of one chunk with insert_direct (the caller owns the chunk) and adds
+/// what happened to them to `out`, also when an insert throws (a path search's first queue).
 template <search_mode Mode, class Engine>
-bulk_result fill_chunk(Engine& engine, const std::uint64_t* hashes, std::size_t count,
-                       bool skip_present) {
+void fill_chunk(Engine& engine, const std::uint64_t* hashes, std::size_t count, bool skip_present,
+                bulk_result& out) {
   const auto& indexer = engine.indexer();
   bulk_result r;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (Mode == search_mode::ahead && i + batch_window < count)
-      engine.prefetch_for_write(indexer.locate(hashes[i + batch_window]));
-    const position p = indexer.locate(hashes[i]);
-    if (skip_present && engine.contains_direct(p)) {
-      ++r.duplicates;
-    } else if (engine.template insert_direct<Mode>(p, p.tag)) {
-      ++r.inserted;
-    } else {
-      ++r.refused;
+  try {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (Mode == search_mode::ahead && i + batch_window < count)
+        engine.prefetch_for_write(indexer.locate(hashes[i + batch_window]));
+      const position p = indexer.locate(hashes[i]);
+      if (skip_present && engine.contains_direct(p)) {
+        ++r.duplicates;
+      } else if (engine.template insert_direct<Mode>(p, p.tag)) {
+        ++r.inserted;
+      } else {
+        ++r.refused;
+      }
     }
+  } catch (...) {
+    out += r;
+    throw;
   }
-  return r;
+  out += r;
 }
 
 /// Items per round of a bulk build: the scratch for one round is 8 bytes per item.
 inline constexpr std::size_t bulk_round = std::size_t{1} << 24;
 
-/// Runs body(t) for t in [0, threads) on `threads` threads (this one included). The bodies meet
-/// at barriers, so none starts before every thread is there: when one cannot be started, the
-/// others return without running theirs and the std::system_error is rethrown (a body waiting at
-/// a barrier for a thread that never came hung the caller).
-template <class Body>
-void run_parallel(std::size_t threads, Body&& body) {
-  enum : int { starting, go, abandoned };
+/// The barrier between the phases of run_parallel's bodies, which a failing body leaves: a body
+/// that throws arrives once more without waiting (the phase it was in completes), and every body
+/// leaves at its wait() for the end of that phase, which throws `abandoned`. Whether to leave is
+/// decided in the phase's completion step, so all bodies leave after the same phase (a body that
+/// read the flag itself after a phase could see a failure of the next one and leave while the
+/// others waited for it there).
+template <class Completion>
+class team_barrier {
+ public:
+  struct abandoned {};
+  team_barrier(std::ptrdiff_t threads, Completion completion)
+      : barrier_(threads, step{this, std::move(completion)}) {}
+  team_barrier(const team_barrier&) = delete;
+  team_barrier& operator=(const team_barrier&) = delete;
+
+  void wait() {
+    barrier_.arrive_and_wait();
+    // Written by the completion step of the phase just ended, which happens before this read;
+    // the next write is in the next phase's, after this body has arrived for it.
+    if (quit_) throw abandoned{};
+  }
+  /// Once, by a body that failed, in place of its remaining waits.
+  void leave() noexcept {
+    failed_.store(true, std::memory_order_relaxed);  // the arrival orders it before the step
+    (void)barrier_.arrive();
+  }
+
+ private:
+  struct step {
+    team_barrier* team;
+    Completion completion;
+    void operator()() noexcept {
+      team->quit_ = team->failed_.load(std::memory_order_relaxed);
+      completion();
+    }
+  };
+  std::atomic<bool> failed_{false};
+  bool quit_ = false;
+  std::barrier<step> barrier_;
+};
+
+/// Runs body(t) for t in [0, threads) on `threads` threads (this one included); the bodies meet
+/// at `sync` (a team_barrier of `threads`). No body starts before every thread is there: when
+/// one cannot be started, the others return without running theirs and the std::system_error is
+/// rethrown (a body waiting at a barrier for a thread that never came hung the caller). When a
+/// body throws, it leaves `sync`, the others leave at their next wait, and the first exception
+/// is rethrown once every thread has returned (a body that threw left the others waiting at a
+/// barrier for good, or ended the process from a helper thread).
+template <class Barrier, class Body>
+void run_parallel(std::size_t threads, Barrier& sync, Body&& body) {
+  std::exception_ptr failure;
+  std::atomic_flag failed;
+  auto run = [&](std::size_t t) noexcept {
+    try {
+      body(t);
+    } catch (const typename Barrier::abandoned&) {
+    } catch (...) {
+      if (!failed.test_and_set()) failure = std::current_exception();
+      sync.leave();
+    }
+  };
+  enum : int { starting, go, called_off };
   std::atomic<int> state{starting};
   auto started = [&state] {
     state.wait(starting, std::memory_order_acquire);
     return state.load(std::memory_order_acquire) == go;
   };
-  std::vector<std::jthread> pool;
-  try {
-    pool.reserve(threads);
-    for (std::size_t t = 1; t < threads; ++t)
-      pool.emplace_back([&body, &started, t] {
-        if (started()) body(t);
-      });
-  } catch (...) {
-    state.store(abandoned, std::memory_order_release);
+  {
+    std::vector<std::jthread> pool;
+    try {
+      pool.reserve(threads);
+      for (std::size_t t = 1; t < threads; ++t)
+        pool.emplace_back([&run, &started, t] {
+          if (started()) run(t);
+        });
+    } catch (...) {
+      state.store(called_off, std::memory_order_release);
+      state.notify_all();
+      throw;  // the threads started are joined on the way out
+    }
+    state.store(go, std::memory_order_release);
     state.notify_all();
-    throw;  // the threads started are joined on the way out
-  }
-  state.store(go, std::memory_order_release);
-  state.notify_all();
-  body(0);
+    run(0);
+  }  // joined: `failure` is final
+  if (failure) std::rethrow_exception(failure);
 }
 
 /// Fills a table the caller has to itself with items [0, n) using `threads` threads (see the top
 /// of this file), in rounds of `bulk_round` items. With `skip_present`, an item the table already
 /// answers yes for is skipped (a repeat, or a false positive, which answers yes anyway). The
 /// engine's size is updated. The threads are started once; four barriers a round separate
-/// counting, scattering, and filling the even and the odd chunks.
+/// counting, scattering, and filling the even and the odd chunks. When hash_at or an insert
+/// throws on some thread (an insert only std::bad_alloc, as a thread's path-search queue is first
+/// sized), every thread stops at its next barrier, the items that went in stay and are counted
+/// in the size, and the first exception is rethrown.
 template <class Engine, class HashAt>
 bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigned threads,
                         bool skip_present) {
@@ -513,7 +580,8 @@ bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigne
   scratch_array<std::uint64_t> sorted(std::min(n, bulk_round));
   // counts[t * m + c]: thread t's items of chunk c, then where they go in `sorted`.
   std::vector<std::size_t> counts(t_count * m), chunk_start(m + 1);
-  // Each thread tallies in a local and writes its slot once, at the end: no false sharing.
+  // Each thread tallies in a local and writes its slot once, at the end (or when it fails): no
+  // false sharing.
   std::vector<bulk_result> results(t_count);
   std::array<std::atomic<std::size_t>, 2> next_pair{};
   // Between the phases of a round, on one thread: after counting, the exclusive prefix sums
@@ -535,21 +603,20 @@ bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigne
     }
     ++phase;
   };
-  std::barrier sync(static_cast<std::ptrdiff_t>(t_count), between);
-  run_parallel(t_count, [&](std::size_t t) {
+  team_barrier sync(static_cast<std::ptrdiff_t>(t_count), between);
+  const auto body = [&](std::size_t t, bulk_result& mine) {
     std::size_t* const c = &counts[t * m];
-    bulk_result mine;
     for (std::size_t begin = 0; begin < n; begin += bulk_round) {
       const std::size_t size = std::min(bulk_round, n - begin);
       const std::size_t lo = begin + size * t / t_count, hi = begin + size * (t + 1) / t_count;
       for (std::size_t k = lo; k < hi; ++k)
         ++c[indexer.chunk_of_hash(hash_at(k))];
-      sync.arrive_and_wait();
+      sync.wait();
       for (std::size_t k = lo; k < hi; ++k) {
         const std::uint64_t h = hash_at(k);
         sorted[c[indexer.chunk_of_hash(h)]++] = h;
       }
-      sync.arrive_and_wait();
+      sync.wait();
       // Even chunks, then odd ones: a thread filling chunk c may read the first word of chunk
       // c + 1 (a bucket that ends on the chunk boundary is loaded with the word after it), which
       // must not be written meanwhile.
@@ -558,20 +625,40 @@ bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigne
         for (std::size_t k; (k = 2 * next.fetch_add(1, std::memory_order_relaxed) + parity) < m;) {
           const std::uint64_t* items = sorted.get() + chunk_start[k];
           const std::size_t count = chunk_start[k + 1] - chunk_start[k];
-          mine += warm_if_worth_it(engine, k, count)
-                      ? fill_chunk<search_mode::cached>(engine, items, count, skip_present)
-                      : fill_chunk<search_mode::ahead>(engine, items, count, skip_present);
+          if (warm_if_worth_it(engine, k, count)) {
+            fill_chunk<search_mode::cached>(engine, items, count, skip_present, mine);
+          } else {
+            fill_chunk<search_mode::ahead>(engine, items, count, skip_present, mine);
+          }
         }
-        sync.arrive_and_wait();
+        sync.wait();
       }
     }
-    results[t] = mine;
-  });
-  bulk_result total;
-  for (const bulk_result& r : results)
-    total += r;
-  engine.add_to_size(static_cast<std::ptrdiff_t>(total.inserted));
-  return total;
+  };
+  // The items that went in stay and are counted, also when a thread failed.
+  const auto settle = [&] {
+    bulk_result total;
+    for (const bulk_result& r : results)
+      total += r;
+    engine.add_to_size(static_cast<std::ptrdiff_t>(total.inserted));
+    return total;
+  };
+  try {
+    run_parallel(t_count, sync, [&](std::size_t t) {
+      bulk_result mine;
+      try {
+        body(t, mine);
+      } catch (...) {
+        results[t] = mine;
+        throw;
+      }
+      results[t] = mine;
+    });
+  } catch (...) {
+    settle();
+    throw;
+  }
+  return settle();
 }
 
 }  // namespace ccf::detail
