@@ -12,6 +12,12 @@
 // mutex (clear, taking the GIL back), but never waits for the mutex while it holds the GIL (every
 // member releases the GIL first, and a batch unlocks the mutex before it takes the GIL back), so
 // the two never wait on each other.
+//
+// A save of a concurrent filter streams from a snapshot that single-item calls wait for, and the
+// save may wait for Python code (another thread reading the FIFO it writes). So while one streams,
+// single-item calls and property reads release the GIL (single()): the count of streaming saves is
+// read and changed only with the GIL held, so no call that holds the GIL is running when a save
+// begins, and none begins while one streams.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -47,8 +53,9 @@ inline PyObject* filter_full_error = nullptr;
       std::to_string(inserted) + " items of this call inserted, the next refused";
   const std::string msg =
       growing ? "ccf: the growing filter refused an item (" + done +
-                    "): copies of items added many times crowd its buckets; add an item that may "
-                    "repeat only where `in` says it is not there yet (docs/growing.md, When)"
+                    "): copies of items added many times crowd its buckets (the table may have "
+                    "doubled for it: adding it again may succeed); add an item that may repeat "
+                    "only where `in` says it is not there yet (docs/growing.md, When)"
               : "ccf: the filter is full (" + done +
                     "); use a larger capacity or a GrowingCuckooFilter";
   py::object e = py::reinterpret_borrow<py::object>(filter_full_error)(msg);
@@ -73,13 +80,32 @@ class py_filter {
   bool concurrent() const noexcept { return concurrent_; }
   std::uint64_t hash(py::handle item) const { return hasher_.item(item); }
 
-  // ---- one item (the GIL held) ----
-  void add(py::handle item) {
-    if (!f_.insert_hash(hasher_.item(item))) raise_full(0, f_.growing());
+  /// Runs op(), a single-item call or a property read of the filter, with the GIL held, or
+  /// released while a save streams (see the top of this file). Call with the GIL held.
+  template <class Op>
+  auto single(Op&& op) const {
+    if (streaming_saves_ == 0) return op();
+    py::gil_scoped_release nogil;
+    return op();
   }
-  bool remove(py::handle item) { return f_.erase_hash(hasher_.item(item)); }
-  bool contains(py::handle item) const { return f_.contains_hash(hasher_.item(item)); }
-  std::size_t count(py::handle item) const { return f_.count_hash(hasher_.item(item)); }
+
+  // ---- one item (hashed with the GIL held, then single()) ----
+  void add(py::handle item) {
+    const std::uint64_t h = hasher_.item(item);
+    if (!single([&] { return f_.insert_hash(h); })) raise_full(0, f_.growing());
+  }
+  bool remove(py::handle item) {
+    const std::uint64_t h = hasher_.item(item);
+    return single([&] { return f_.erase_hash(h); });
+  }
+  bool contains(py::handle item) const {
+    const std::uint64_t h = hasher_.item(item);
+    return single([&] { return f_.contains_hash(h); });
+  }
+  std::size_t count(py::handle item) const {
+    const std::uint64_t h = hasher_.item(item);
+    return single([&] { return f_.count_hash(h); });
+  }
 
   // ---- batches ----
   /// add_many and update in Python: a numpy array (in place) or the items of any other iterable.
@@ -115,7 +141,8 @@ class py_filter {
   }
   /// Writes the filter's file. Opening and writing may wait (a FIFO that another Python thread
   /// reads), so neither holds the GIL: a sequential filter, which the GIL guards, is serialised
-  /// first; a concurrent one streams under its shared lock. A failed write is an OSError.
+  /// first; a concurrent one streams under its shared lock, counted in streaming_saves_ (with
+  /// the GIL held) while it does. A failed write is an OSError.
   void save(py::handle path) const {
     const std::string p = fs_path(path);
     std::vector<std::byte> bytes;
@@ -123,6 +150,8 @@ class py_filter {
     bool ok = false;
     int err = 0;
     {
+      std::optional<streaming_save> counted;  // first made, last dropped: with the GIL held
+      if (concurrent_) counted.emplace(*this);
       std::optional<batch_guard> streaming;
       if (concurrent_) streaming.emplace(*this);  // releases the GIL
       std::optional<py::gil_scoped_release> nogil;
@@ -152,7 +181,7 @@ class py_filter {
   /// A filter read from bytes or a file; the GIL is released while it loads.
   static ccf::runtime_filter from_bytes(py::handle data, bool concurrent) {
     const py::buffer_info info = py::reinterpret_borrow<py::buffer>(data).request();
-    if (info.ndim != 1 || info.strides[0] != info.itemsize) {
+    if (!c_contiguous(info)) {
       throw py::type_error("ccf: filter bytes must be a contiguous buffer (bytes, bytearray ...)");
     }
     const std::span<const std::byte> span(static_cast<const std::byte*>(info.ptr),
@@ -202,6 +231,18 @@ class py_filter {
    private:
     std::optional<py::gil_scoped_release> nogil_;
     std::shared_lock<std::shared_mutex> lock_;  // released before the GIL is taken back
+  };
+
+  /// Counts a save streaming (made and dropped with the GIL held).
+  class streaming_save {
+   public:
+    explicit streaming_save(const py_filter& f) : f_(f) { ++f_.streaming_saves_; }
+    ~streaming_save() { --f_.streaming_saves_; }
+    streaming_save(const streaming_save&) = delete;
+    streaming_save& operator=(const streaming_save&) = delete;
+
+   private:
+    const py_filter& f_;
   };
 
   /// Adds the items of any iterable, hashing them in chunks (the GIL held) and inserting each
@@ -276,6 +317,15 @@ class py_filter {
     return found;
   }
 
+  /// Whether a buffer's items lie one after another in C order, in any number of dimensions.
+  static bool c_contiguous(const py::buffer_info& info) {
+    py::ssize_t step = info.itemsize;
+    for (py::ssize_t d = info.ndim; d-- > 0;) {
+      if (info.shape[d] > 1 && info.strides[d] != step) return false;
+      step *= info.shape[d];
+    }
+    return true;
+  }
   /// A path (str, bytes or os.PathLike) as the bytes the OS takes; ValueError for one with a
   /// null byte, as open() raises (the OS would see the path cut short at it).
   static std::string fs_path(py::handle path) {
@@ -292,6 +342,7 @@ class py_filter {
   bool concurrent_;
   item_hasher hasher_;
   mutable std::shared_mutex mutex_;
+  mutable std::size_t streaming_saves_ = 0;  // guarded by the GIL
 };
 
 /// ccf.CuckooFilter: a filter of fixed capacity.

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -23,11 +24,34 @@ using ccf_py::static_filter;
 
 namespace {
 
-void check_capacity(std::int64_t capacity, const char* name) {
-  if (capacity <= 0) {
-    throw py::value_error(std::string("ccf: ") + name + " must be at least 1, not " +
-                          std::to_string(capacity));
+/// An integer argument (an int, or any object with __index__) in [lo, hi]: ValueError when it
+/// is outside (however large), TypeError when it is no integer.
+std::uint64_t integer_in(py::handle arg, const char* name, std::uint64_t lo, std::uint64_t hi) {
+  const auto v = py::reinterpret_steal<py::object>(PyNumber_Index(arg.ptr()));
+  if (!v) throw py::error_already_set();
+  int sign = 0;
+  const long long small = PyLong_AsLongLongAndOverflow(v.ptr(), &sign);
+  if (small == -1 && PyErr_Occurred()) throw py::error_already_set();
+  std::uint64_t value = static_cast<std::uint64_t>(small);
+  bool fits = sign == 0 && small >= 0;
+  if (sign > 0) {  // beyond a long long: maybe still an unsigned 64-bit integer
+    const unsigned long long big = PyLong_AsUnsignedLongLong(v.ptr());
+    fits = !(big == static_cast<unsigned long long>(-1) && PyErr_Occurred());
+    PyErr_Clear();
+    value = big;
   }
+  if (!fits || value < lo || value > hi) {
+    throw py::value_error(std::string("ccf: ") + name + " must be an integer in [" +
+                          std::to_string(lo) + ", " + std::to_string(hi) + "], not " +
+                          std::string(py::str(v)));
+  }
+  return value;
+}
+std::size_t check_capacity(py::handle capacity, const char* name) {
+  return integer_in(capacity, name, 1, std::numeric_limits<std::size_t>::max());
+}
+std::uint64_t check_seed(py::handle seed) {
+  return integer_in(seed, "seed", 0, std::numeric_limits<std::uint64_t>::max());
 }
 void check_fpr(double fpr) {
   if (!(fpr > 0.0 && fpr <= 0.5)) {
@@ -37,25 +61,25 @@ void check_fpr(double fpr) {
   }
 }
 
-std::unique_ptr<static_filter> make_static(std::int64_t capacity, double fpr, bool concurrent,
-                                           std::uint64_t seed) {
-  check_capacity(capacity, "capacity");
+std::unique_ptr<static_filter> make_static(py::handle capacity, double fpr, bool concurrent,
+                                           py::handle seed) {
+  const std::size_t n = check_capacity(capacity, "capacity");
   check_fpr(fpr);
-  ccf::filter_config c = ccf::filter_config::for_rate(static_cast<std::size_t>(capacity), fpr,
-                                                      py_filter::kind_for(concurrent));
-  c.seed = seed;
+  ccf::filter_config c = ccf::filter_config::for_rate(n, fpr, py_filter::kind_for(concurrent));
+  c.seed = check_seed(seed);
   return std::make_unique<static_filter>(ccf::runtime_filter(c), concurrent);
 }
 
-std::unique_ptr<growing_filter> make_growing(std::int64_t initial_capacity, double fpr,
-                                             bool concurrent, unsigned max_doublings,
-                                             std::uint64_t seed) {
-  check_capacity(initial_capacity, "initial_capacity");
+std::unique_ptr<growing_filter> make_growing(py::handle initial_capacity, double fpr,
+                                             bool concurrent, py::handle max_doublings,
+                                             py::handle seed) {
+  const std::size_t n = check_capacity(initial_capacity, "initial_capacity");
   check_fpr(fpr);
+  const auto doublings =
+      static_cast<unsigned>(integer_in(max_doublings, "max_doublings", 0, UINT32_MAX));
   ccf::filter_config c =
-      ccf::filter_config::growing_for_rate(static_cast<std::size_t>(initial_capacity), fpr,
-                                           py_filter::kind_for(concurrent), max_doublings);
-  c.seed = seed;
+      ccf::filter_config::growing_for_rate(n, fpr, py_filter::kind_for(concurrent), doublings);
+  c.seed = check_seed(seed);
   return std::make_unique<growing_filter>(ccf::runtime_filter(c), concurrent);
 }
 
@@ -79,14 +103,16 @@ std::unique_ptr<Wanted> from_bytes_as(py::handle data, bool concurrent) {
 }
 
 std::string filter_repr(const py_filter& p) {
-  const ccf::runtime_filter& f = p.get();
-  std::ostringstream s;
-  s << (f.growing() ? "GrowingCuckooFilter" : "CuckooFilter") << "(size=" << f.size()
-    << ", capacity=" << f.capacity() << ", fpr=" << f.design_fpr()
-    << ", fingerprint_bits=" << f.fingerprint_bits()
-    << ", slots_per_bucket=" << f.slots_per_bucket()
-    << ", concurrent=" << (p.concurrent() ? "True" : "False") << ")";
-  return s.str();
+  return p.single([&] {
+    const ccf::runtime_filter& f = p.get();
+    std::ostringstream s;
+    s << (f.growing() ? "GrowingCuckooFilter" : "CuckooFilter") << "(size=" << f.size()
+      << ", capacity=" << f.capacity() << ", fpr=" << f.design_fpr()
+      << ", fingerprint_bits=" << f.fingerprint_bits()
+      << ", slots_per_bucket=" << f.slots_per_bucket()
+      << ", concurrent=" << (p.concurrent() ? "True" : "False") << ")";
+    return s.str();
+  });
 }
 
 const char* const filter_doc = R"(The methods and properties common to ccf's filters.
@@ -114,7 +140,8 @@ void bind_items(py::class_<py_filter>& c) {
       .def("hash", &py_filter::hash, py::arg("item"),
            "The 64-bit hash this filter gives item (stable across processes).")
       .def(
-          "__len__", [](const py_filter& f) { return f.get().size(); }, "The number of items held.")
+          "__len__", [](const py_filter& f) { return f.single([&] { return f.get().size(); }); },
+          "The number of items held.")
       .def("add_many", &py_filter::add_many, py::arg("items"),
            "Adds many items: a numpy.uint64 array (C-contiguous, used in place, never copied;\n"
            "any other dtype or layout raises TypeError) or any iterable of items. Items are\n"
@@ -137,47 +164,54 @@ void bind_items(py::class_<py_filter>& c) {
 void bind_properties(py::class_<py_filter>& c) {
   using f = py_filter;
   c.def_property_readonly(
-       "capacity", [](const f& p) { return p.get().capacity(); },
+       "capacity", [](const f& p) { return p.single([&] { return p.get().capacity(); }); },
        "Items the filter is sized for (a growing filter: at its current size).")
       .def_property_readonly(
-          "load_factor", [](const f& p) { return p.get().load_factor(); },
+          "load_factor", [](const f& p) { return p.single([&] { return p.get().load_factor(); }); },
           "The fraction of the table's slots in use.")
       .def_property_readonly(
-          "fpr", [](const f& p) { return p.get().design_fpr(); },
+          "fpr", [](const f& p) { return p.single([&] { return p.get().design_fpr(); }); },
           "The false-positive rate expected once the filter holds `capacity`\n"
           "items (at most the rate asked for; a growing filter: its bound at\n"
           "its current size).")
       .def_property_readonly(
-          "expected_fpr", [](const f& p) { return p.get().expected_fpr(); },
+          "expected_fpr",
+          [](const f& p) { return p.single([&] { return p.get().expected_fpr(); }); },
           "A CuckooFilter: the false-positive rate expected at its current load (0.0 when\n"
           "empty; fpr when it holds capacity items). A GrowingCuckooFilter: the same as fpr,\n"
           "its bound at its current size, whatever its load.")
       .def_property_readonly(
-          "size_in_bytes", [](const f& p) { return p.get().size_in_bytes(); },
+          "size_in_bytes",
+          [](const f& p) { return p.single([&] { return p.get().size_in_bytes(); }); },
           "The memory of the filter's table, in bytes.")
       .def_property_readonly(
-          "memory_in_bytes", [](const f& p) { return p.get().memory_in_bytes(); },
+          "memory_in_bytes",
+          [](const f& p) { return p.single([&] { return p.get().memory_in_bytes(); }); },
           "Every byte the filter holds: its table and, for a small growing filter, the hashes\n"
           "it keeps to rebuild the table when it doubles.")
       .def_property_readonly(
-          "fingerprint_bits", [](const f& p) { return p.get().fingerprint_bits(); },
+          "fingerprint_bits",
+          [](const f& p) { return p.single([&] { return p.get().fingerprint_bits(); }); },
           "Bits per slot (a growing filter: its slot width).")
       .def_property_readonly(
-          "slots_per_bucket", [](const f& p) { return p.get().slots_per_bucket(); },
+          "slots_per_bucket",
+          [](const f& p) { return p.single([&] { return p.get().slots_per_bucket(); }); },
           "Slots in each bucket.")
       .def_property_readonly(
-          "num_buckets", [](const f& p) { return p.get().num_buckets(); }, "Buckets in the table.")
+          "num_buckets", [](const f& p) { return p.single([&] { return p.get().num_buckets(); }); },
+          "Buckets in the table.")
       .def_property_readonly(
-          "growing", [](const f& p) { return p.get().growing(); },
+          "growing", [](const f& p) { return p.single([&] { return p.get().growing(); }); },
           "Whether this is a growing filter.")
       .def_property_readonly(
-          "doublings", [](const f& p) { return p.get().doublings(); },
+          "doublings", [](const f& p) { return p.single([&] { return p.get().doublings(); }); },
           "How many times a growing filter doubled (0 for a static filter).")
       .def_property_readonly("concurrent", &f::concurrent,
                              "Whether several threads may use the filter at once (batch calls\n"
                              "then release the GIL).")
       .def_property_readonly(
-          "seed", [](const f& p) { return p.get().seed(); }, "The hash seed.");
+          "seed", [](const f& p) { return p.single([&] { return p.get().seed(); }); },
+          "The hash seed.");
 }
 
 void bind_files(py::class_<py_filter>& c) {
@@ -226,11 +260,12 @@ GrowingCuckooFilter(initial_capacity, fpr=0.001, *, concurrent=True, max_doublin
 
 It holds initial_capacity items before it first doubles, and keeps its false-positive rate at most
 fpr (in (0, 0.5]) for max_doublings doublings (at most 64; beyond them the rate rises). Adding
-raises FilterFullError only where items added many times crowd it: the ninth copy of an item, a
-copy that finds no room while the filter is less than half full, any item while copies keep it
-less than an eighth full.)")
+raises FilterFullError only where items added many times crowd it: the ninth copy of an item, an
+item whose two buckets copies of another item fill even in the table doubled for it (which stays:
+adding it again may succeed), a copy that finds no room while the filter is less than half full,
+any item while copies keep it less than an eighth full.)")
       .def(py::init(&make_growing), py::arg("initial_capacity"), py::arg("fpr") = 0.001,
-           py::kw_only(), py::arg("concurrent") = true, py::arg("max_doublings") = 16U,
+           py::kw_only(), py::arg("concurrent") = true, py::arg("max_doublings") = 16,
            py::arg("seed") = ccf::default_seed)
       .def_static("frombytes", &from_bytes_as<growing_filter>, py::arg("data"), py::kw_only(),
                   py::arg("concurrent") = true,

@@ -54,6 +54,11 @@ def test_bytes_round_trip(kind):
         g = cls.frombytes(buf)
         assert type(g) is cls
         assert answers(g, WORDS + OTHERS) == answers(f, WORDS + OTHERS)
+    # Any C-contiguous buffer, in any number of dimensions; a strided one is refused.
+    rows = np.frombuffer(data, np.uint8).reshape(1, -1)
+    assert bytes(ccf.loads(rows)) == data
+    with pytest.raises(TypeError, match="contiguous"):
+        ccf.loads(np.frombuffer(data + data, np.uint8)[::2])
     again = bytes(ccf.loads(data))
     assert again == data  # kept hashes of a growing filter are saved in increasing order
     other = ccf.GrowingCuckooFilter if cls is ccf.CuckooFilter else ccf.CuckooFilter

@@ -142,7 +142,7 @@ def test_update_generator_and_len():
     assert all(str(i) in f for i in range(0, 100_000, 997))
 
 
-@pytest.mark.parametrize("capacity", [0, -5])
+@pytest.mark.parametrize("capacity", [0, -5, -(2**70), 2**64, 2**100])
 def test_bad_capacity(capacity):
     with pytest.raises(ValueError, match="capacity"):
         ccf.CuckooFilter(capacity)
@@ -156,6 +156,22 @@ def test_bad_fpr(fpr):
         ccf.CuckooFilter(100, fpr)
     with pytest.raises(ValueError, match="fpr"):
         ccf.GrowingCuckooFilter(100, fpr)
+
+
+def test_integer_arguments_out_of_range_are_value_errors():
+    # Too large for the table or the machine, or for the argument's type: ValueError either way.
+    for capacity in (2**62, 2**63, 2**64 - 1):
+        with pytest.raises(ValueError, match="capacity"):
+            ccf.CuckooFilter(capacity)
+    for seed in (-1, 2**64):
+        with pytest.raises(ValueError, match="seed"):
+            ccf.CuckooFilter(100, seed=seed)
+        with pytest.raises(ValueError, match="seed"):
+            ccf.GrowingCuckooFilter(100, seed=seed)
+    with pytest.raises(ValueError, match="max_doublings"):
+        ccf.GrowingCuckooFilter(100, max_doublings=-1)
+    assert ccf.CuckooFilter(100, seed=2**64 - 1).seed == 2**64 - 1
+    assert ccf.CuckooFilter(np.uint64(100)).capacity >= 100  # any integer with __index__
 
 
 def test_bad_argument_types():

@@ -193,3 +193,39 @@ def test_clear_waits_for_a_save_without_the_gil():
         """
     )
     assert out.split() == ["0", "CuckooFilter"]
+
+
+@pytest.mark.parametrize("make", ["CuckooFilter(1_000_000)", "GrowingCuckooFilter(100_000)"])
+def test_single_item_calls_wait_for_a_save_without_the_gil(make):
+    # A save to a FIFO that another Python thread reads holds the filter until the reader has
+    # drained it. Single-item calls and property reads meanwhile waited for the save with the
+    # GIL held, so the reader never ran again: every Python thread hung.
+    out = run_script(
+        f"""
+        import os, tempfile, threading, time
+        import ccf
+        path = os.path.join(tempfile.mkdtemp(), "fifo")
+        os.mkfifo(path)
+        f = ccf.{make}
+        f.add_many(range(50_000))
+        got = []
+        def read():
+            with open(path, "rb") as fifo:
+                time.sleep(0.3)  # the save fills the pipe and waits for this thread
+                got.append(fifo.read())
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        saver = threading.Thread(target=f.save, args=(path,), daemon=True)
+        saver.start()
+        time.sleep(0.1)
+        f.add("y")
+        present = "y" in f
+        f.remove("y")
+        n, copies, memory, text = len(f), f.count(7), f.memory_in_bytes, repr(f)
+        saver.join()
+        reader.join()
+        g = ccf.loads(got[0])
+        print(n, present, copies >= 1, memory > 0, all(i in g for i in range(50_000)))
+        """
+    )
+    assert out.split() == ["50000", "True", "True", "True", "True"]
