@@ -83,6 +83,13 @@ cf_value* cf_value::create_pending(std::string_view first_chunk, std::size_t tot
 cf_value::cf_value(std::string_view first_chunk, std::size_t total)
     : pending_(first_chunk.begin(), first_chunk.end()), total_(total) {}
 
+void cf_value::complete(filter&& f, const filter_meta& meta) {
+  filter_.emplace(std::move(f));
+  meta_ = meta;
+  byte_buffer().swap(pending_);
+  total_ = 0;
+}
+
 void cf_value::destroy(cf_value* v) noexcept {
   if (v == nullptr) return;
   v->~cf_value();
@@ -132,57 +139,97 @@ std::optional<std::size_t> dump_size(std::string_view prefix, std::string& error
   return ccf_file_size(prefix, 0, error);
 }
 
-cf_value* load_dump(std::string_view bytes, std::string& error) {
-  const std::optional<std::size_t> size = dump_size(bytes, error);
-  if (!size) return nullptr;
-  if (*size != bytes.size()) {
-    error = "ERR invalid dump: " + std::to_string(bytes.size()) + " bytes where the header says " +
-            std::to_string(*size);
-    return nullptr;
+namespace {
+
+/// A loaded dump: its filter and the settings of its module header.
+struct dump_contents {
+  filter f;
+  filter_meta meta;
+};
+
+/// The settings of a dump's module header (`head`, empty for a bare ccf file) for its filter;
+/// nullopt for values CF.RESERVE never takes, and a static filter's iterations that are not its
+/// own (a forged header: CF.INFO showed "Max iterations -1").
+std::optional<filter_meta> meta_of(std::string_view head, const filter& f) {
+  filter_meta m;
+  if (!head.empty()) {
+    m.expansion = read_le(head, 16, 8);
+    m.max_iterations = read_le(head, 24, 8);
+    m.deleted = read_le(head, 32, 8);
+    const bool iterations_ok = f.growing()
+                                   ? m.max_iterations >= 1 && m.max_iterations <= max_max_iterations
+                                   : m.max_iterations == f.max_kicks();
+    if (!iterations_ok || m.expansion > max_expansion ||
+        m.deleted > static_cast<std::uint64_t>(std::numeric_limits<long long>::max()))
+      return std::nullopt;
+  } else {
+    m.expansion = f.growing() ? 1 : 0;
+    m.max_iterations = f.max_kicks();
   }
-  const bool wrapped = bytes.substr(0, dump_magic.size()) == dump_magic;
-  const std::size_t skip = wrapped ? dump_header_size : 0;
-  return load_dump(bytes.substr(0, skip), bytes.substr(skip), error);
+  if (!f.growing()) m.expansion = 0;
+  if (f.growing() && m.expansion == 0) m.expansion = 1;
+  return m;
 }
 
-cf_value* load_dump(std::string_view head, std::string_view body, std::string& error) {
+std::optional<dump_contents> read_dump(std::string_view head, std::string_view body,
+                                       std::string& error) {
   if (!head.empty()) {
     if (head.size() != dump_header_size || head.substr(0, dump_magic.size()) != dump_magic ||
         read_le(head, 8, 4) != dump_version) {
       error = "ERR invalid dump: bad module header";
-      return nullptr;
+      return std::nullopt;
     }
   }
   const auto* data = reinterpret_cast<const std::byte*>(body.data());
   try {
     filter f =
         filter::load(std::span<const std::byte>(data, body.size()), ccf::filter_kind::sequential);
-    filter_meta m;
-    if (!head.empty()) {
-      m.expansion = read_le(head, 16, 8);
-      m.max_iterations = read_le(head, 24, 8);
-      m.deleted = read_le(head, 32, 8);
-      // Values CF.RESERVE never takes, and a static filter's iterations that are not its own,
-      // are a forged header (CF.INFO showed "Max iterations -1").
-      const bool iterations_ok =
-          f.growing() ? m.max_iterations >= 1 && m.max_iterations <= max_max_iterations
-                      : m.max_iterations == f.max_kicks();
-      if (!iterations_ok || m.expansion > max_expansion ||
-          m.deleted > static_cast<std::uint64_t>(std::numeric_limits<long long>::max())) {
-        error = "ERR invalid dump: bad module header";
-        return nullptr;
-      }
-    } else {
-      m.expansion = f.growing() ? 1 : 0;
-      m.max_iterations = f.max_kicks();
+    const std::optional<filter_meta> m = meta_of(head, f);
+    if (!m) {
+      error = "ERR invalid dump: bad module header";
+      return std::nullopt;
     }
-    if (!f.growing()) m.expansion = 0;
-    if (f.growing() && m.expansion == 0) m.expansion = 1;
-    return cf_value::create(std::move(f), m);
+    return dump_contents{std::move(f), *m};
   } catch (const std::exception& e) {
     error = std::string("ERR invalid dump: ") + e.what();
-    return nullptr;
+    return std::nullopt;
   }
+}
+
+/// read_dump of a whole dump (a module header and a filter file, or a bare filter file).
+std::optional<dump_contents> read_dump(std::string_view bytes, std::string& error) {
+  const std::optional<std::size_t> size = dump_size(bytes, error);
+  if (!size) return std::nullopt;
+  if (*size != bytes.size()) {
+    error = "ERR invalid dump: " + std::to_string(bytes.size()) + " bytes where the header says " +
+            std::to_string(*size);
+    return std::nullopt;
+  }
+  const bool wrapped = bytes.substr(0, dump_magic.size()) == dump_magic;
+  const std::size_t skip = wrapped ? dump_header_size : 0;
+  return read_dump(bytes.substr(0, skip), bytes.substr(skip), error);
+}
+
+cf_value* create_from(std::optional<dump_contents>&& d) {
+  return d ? cf_value::create(std::move(d->f), d->meta) : nullptr;
+}
+
+}  // namespace
+
+cf_value* load_dump(std::string_view bytes, std::string& error) {
+  return create_from(read_dump(bytes, error));
+}
+
+cf_value* load_dump(std::string_view head, std::string_view body, std::string& error) {
+  return create_from(read_dump(head, body, error));
+}
+
+bool finish_pending(cf_value& v, std::string& error) {
+  const byte_buffer& all = v.pending_bytes();
+  std::optional<dump_contents> d = read_dump(std::string_view(all.data(), all.size()), error);
+  if (!d) return false;
+  v.complete(std::move(d->f), d->meta);
+  return true;
 }
 
 cf_value* load_first_chunk(std::string_view chunk, std::string& error) {

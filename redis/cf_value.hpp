@@ -86,6 +86,10 @@ class cf_value {
     pending_.insert(pending_.end(), chunk.begin(), chunk.end());
   }
 
+  /// Makes a pending value the filter its dump describes, in place (the key keeps its value, and
+  /// so its expiry), and frees the bytes received.
+  void complete(filter&& f, const filter_meta& meta);
+
   std::size_t memory_usage() const noexcept;
 
  private:
@@ -125,6 +129,10 @@ cf_value* load_dump(std::string_view bytes, std::string& error);
 /// load_dump of the dump head + body (a module header and a filter file, or a bare filter file
 /// and an empty head).
 cf_value* load_dump(std::string_view head, std::string_view body, std::string& error);
+
+/// Completes a pending value whose bytes are the whole dump, in place; false with `error` set when
+/// they are not a valid dump (the value is left as it was).
+bool finish_pending(cf_value& v, std::string& error);
 
 /// The value that the first chunk of a dump starts: the filter when the chunk is the whole dump,
 /// else a pending value holding it; nullptr with `error` set when it is not the start of a dump.

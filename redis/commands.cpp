@@ -50,10 +50,24 @@ void check_maxmemory(api::context* ctx, std::uint64_t bytes) {
                     " bytes)");
 }
 
-/// The least memory of the table a filter config makes: its capacity in slots of its
-/// fingerprint width, full (the table has more slots than that; the check needs no more).
-std::uint64_t least_table_bytes(const ccf::filter_config& c) {
-  return static_cast<std::uint64_t>(c.capacity) * c.fingerprint_bits / 8;
+/// The buckets of a new static filter of shape `c`: ccf's count for its capacity, cut into
+/// chunks of chunked_alternate's size (which rounds each chunk up to a multiple of 64 buckets).
+std::uint64_t static_table_buckets(const ccf::filter_config& c) {
+  using ccf::detail::cuckoo_indexer;  // plan() is the same for every tag width
+  const std::size_t least =
+      ccf::detail::buckets_for_capacity(c.capacity, c.slots_per_bucket, c.fingerprint_bits);
+  return cuckoo_indexer<16>::plan(least,
+                                  ccf::chunked_alternate::max_chunk_buckets(c.slots_per_bucket))
+      .num_buckets();
+}
+
+/// The bytes of the table a filter of shape `c` allocates: its buckets of slots of its width,
+/// bit-packed in 64-bit words, and the one spare word every table has.
+std::uint64_t table_bytes(const ccf::filter_config& c) {
+  const std::uint64_t buckets =
+      c.growing ? ccf::detail::growing_initial_buckets(c.capacity) : static_table_buckets(c);
+  const std::uint64_t bits = buckets * c.slots_per_bucket * c.fingerprint_bits;
+  return ((bits + 63) / 64 + 1) * 8;
 }
 
 cf_value* make_filter(api::context* ctx, const reserve_options& o) {
@@ -74,7 +88,7 @@ cf_value* make_filter(api::context* ctx, const reserve_options& o) {
   } else {
     c = ccf::filter_config::growing_for_rate(o.capacity, o.error);
   }
-  check_maxmemory(ctx, least_table_bytes(c));
+  check_maxmemory(ctx, table_bytes(c));
   return cf_value::create(c, filter_meta{o.expansion, o.max_iterations, 0});
 }
 

@@ -7,7 +7,8 @@
 // chunks of the module's CHUNK_SIZE, and the iterator of a chunk is 1 + the offset of its end, so
 // CF.LOADCHUNK knows where each chunk goes: the chunk at offset 0 starts a new value (replacing
 // the key's filter), the others must follow the bytes already received, and the last one loads
-// the filter, which ccf's loader checks in full (a bad dump deletes the key and is an error).
+// the filter into that value, so the key keeps an expiry set meanwhile; ccf's loader checks the
+// dump in full (a bad dump deletes the key and is an error).
 #include <exception>
 #include <string>
 
@@ -51,18 +52,10 @@ std::string continue_load(key_handle& key, std::size_t offset, std::string_view 
   v->append(data);
   changed = true;
   if (v->pending_bytes().size() < v->pending_total()) return {};
-  const byte_buffer& all = v->pending_bytes();
+  // The filter goes into the key's value, not a new one: a new value would drop the key's expiry.
   std::string error;
-  cf_value* loaded = load_dump(std::string_view(all.data(), all.size()), error);
-  if (loaded == nullptr) {
-    key.remove();
-    return error;
-  }
-  if (!key.set(loaded)) {
-    key.remove();  // no half-restored value stays behind: replicas get the DEL this is
-    return "ERR could not store the filter";
-  }
-  return {};
+  if (!finish_pending(*v, error)) key.remove();  // replicas get the DEL this is
+  return error;
 }
 
 int loadchunk(api::context* ctx, api::string** argv, int argc) {

@@ -28,6 +28,16 @@ struct redis_allocator {
   }
   void deallocate(T* p, std::size_t) noexcept { api::dealloc(p); }
 
+  /// The bytes a block of `bytes` takes in used_memory (Redis's allocator rounds each block up
+  /// to a size class of its own): asked of Redis for a block of that size. ccf's growing filter
+  /// counts the hashes it keeps with it (memory_in_bytes, MEMORY USAGE).
+  static std::size_t block_bytes(std::size_t bytes) noexcept {
+    void* p = api::alloc(bytes == 0 ? 1 : bytes);
+    const std::size_t n = api::malloc_size(p);
+    api::dealloc(p);
+    return n;
+  }
+
   template <class U>
   friend constexpr bool operator==(const redis_allocator&, const redis_allocator<U>&) noexcept {
     return true;

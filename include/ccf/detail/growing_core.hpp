@@ -50,6 +50,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -101,6 +102,20 @@ inline constexpr unsigned growing_max_max_doublings = 64;
 /// Buckets of a chunk once the table splits (2^17 slots).
 inline constexpr std::size_t growing_chunk = std::size_t{1} << 15;
 
+/// The buckets of a growing filter's first table for `capacity` items: capacity / (slots x load),
+/// at least 64; past one chunk, a power-of-two number of chunks (the table splits from the
+/// start). Throws std::length_error for a count no table can have.
+inline std::size_t growing_initial_buckets(std::size_t capacity) {
+  const double wanted = std::ceil(static_cast<double>(capacity) / (growing_slots * growing_load));
+  check_bucket_count(wanted, capacity);  // before the doublings below
+  const std::size_t buckets = std::max<std::size_t>(64, static_cast<std::size_t>(wanted));
+  if (buckets <= growing_chunk) return buckets;
+  std::size_t chunked = growing_chunk;
+  while (chunked < buckets)
+    chunked *= 2;
+  return chunked;
+}
+
 /// The false-positive bound of a growing filter with W-bit slots after `splits` splits, at
 /// growing_load.
 inline double growing_fpr_bound(unsigned width, unsigned splits) noexcept {
@@ -150,16 +165,11 @@ class growing_core {
   growing_core(std::size_t initial_capacity, unsigned threads, const Allocator& alloc = Allocator())
       : threads_(threads), alloc_(alloc), hashes_(hash_allocator_of(alloc)) {
     if (initial_capacity == 0) throw std::invalid_argument("ccf: capacity must be at least 1");
-    const double wanted =
-        std::ceil(static_cast<double>(initial_capacity) / (growing_slots * growing_load));
-    check_bucket_count(wanted, initial_capacity);  // before the shifts below
-    const std::size_t buckets = std::max<std::size_t>(64, static_cast<std::size_t>(wanted));
+    const std::size_t buckets = growing_initial_buckets(initial_capacity);
     if (buckets > growing_chunk) {
       // Start splitting at once: 2^k chunks of growing_chunk buckets.
-      unsigned k = 0;
-      while ((growing_chunk << k) < buckets)
-        ++k;
-      publish(make_state(k, growing_chunk));
+      publish(make_state(static_cast<unsigned>(std::countr_zero(buckets / growing_chunk)),
+                         growing_chunk));
     } else {
       publish(make_state(0, buckets));
       keeps_hashes_ = true;
@@ -243,15 +253,13 @@ class growing_core {
     return with_state([](const state& s) { return s.table->size_in_bytes(); });
   }
   /// size_in_bytes() plus the hashes kept while the table is small: a heap block per hash (a
-  /// link and the hash, as std::unordered_multiset holds them, in glibc's smallest block of 32
-  /// bytes) and a link per bucket of the set (none while it is empty).
+  /// link and the hash, as std::unordered_multiset holds them) and a link per bucket of the set
+  /// (none while it is empty). A node takes glibc's smallest block, 32 bytes, unless the set's
+  /// allocator has a static block_bytes(bytes): then each block is what that says its heap gives.
   std::size_t memory_in_bytes() const {
     std::shared_lock<writer_gate> writing(writers_);  // no growth: the table and set stay
     std::lock_guard<std::mutex> lk(hashes_mutex_);
-    constexpr std::size_t node_bytes = 32;
-    const std::size_t kept =
-        hashes_.empty() ? 0 : hashes_.size() * node_bytes + hashes_.bucket_count() * sizeof(void*);
-    return current_.load(std::memory_order_acquire)->table->size_in_bytes() + kept;
+    return current_.load(std::memory_order_acquire)->table->size_in_bytes() + kept_bytes();
   }
   std::size_t chunks() const {
     return with_state([](const state& s) { return std::size_t{1} << s.k; });
@@ -369,6 +377,19 @@ class growing_core {
   }
   using hash_set = std::unordered_multiset<std::uint64_t, std::hash<std::uint64_t>,
                                            std::equal_to<std::uint64_t>, hash_allocator>;
+
+  /// The heap bytes the kept hashes take, as memory_in_bytes() counts them (hashes_mutex_ held).
+  std::size_t kept_bytes() const noexcept {
+    if (hashes_.empty()) return 0;
+    constexpr std::size_t node = sizeof(void*) + sizeof(std::uint64_t);
+    const std::size_t links = hashes_.bucket_count() * sizeof(void*);
+    if constexpr (requires { hash_allocator::block_bytes(links); }) {
+      return hashes_.size() * hash_allocator::block_bytes(node) +
+             hash_allocator::block_bytes(links);
+    } else {
+      return hashes_.size() * 32 + links;
+    }
+  }
 
   std::unique_ptr<state> make_state(unsigned k, std::size_t chunk) const {
     auto s = std::make_unique<state>();
