@@ -22,17 +22,19 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <istream>
 #include <memory>
 #include <new>
 #include <optional>
+#include <ostream>
 #include <stdexcept>
+#include <streambuf>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -136,14 +138,76 @@ std::vector<std::uint64_t> distinct_hashes(const key_args& a, const char* what, 
   return hashes;
 }
 
-/// What a refusal says: a static filter needs more room (`for_static`); a growing one doubles
-/// whenever it fills and refuses a key only where copies crowd its buckets (docs/growing.md,
-/// "When").
+/// What a refusal says: a static filter needs more room (`for_static`), unless it is less than
+/// half full, where copies of one key crowd their two buckets and more room cannot help; a
+/// growing one doubles whenever it fills and refuses a key only where copies crowd its buckets
+/// (docs/growing.md, "When").
 std::string full_advice(const ccf::runtime_filter& f, const char* for_static) {
-  return f.growing() ? "a growing filter refuses a key only where copies crowd its buckets: the "
-                       "ninth copy of a key, a copy that finds no room while the filter is less "
-                       "than half full, any key while copies keep it less than an eighth full"
-                     : for_static;
+  if (f.growing()) {
+    return "a growing filter refuses a key only where copies crowd its buckets: the ninth copy "
+           "of a key, a copy that finds no room while the filter is less than half full, any key "
+           "while copies keep it less than an eighth full";
+  }
+  if (f.load_factor() < 0.5) {
+    return "a key can be stored at most 2 x " + std::to_string(f.slots_per_bucket()) + " = " +
+           std::to_string(2 * f.slots_per_bucket()) +
+           " times: copies of a key crowd its two buckets";
+  }
+  return for_static;
+}
+
+/// An input stream buffer over a file descriptor its owner keeps open. It seeks: the library's
+/// loader finds the length of the file by seeking to its end, and checks it against the header
+/// before it allocates the table. A read error is kept for the message.
+class fd_streambuf : public std::streambuf {
+ public:
+  explicit fd_streambuf(int fd) noexcept : fd_(fd) {}
+  /// errno of a failed read, or 0.
+  int read_error() const noexcept { return error_; }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    ssize_t n;
+    while ((n = ::read(fd_, buffer_, sizeof buffer_)) < 0 && errno == EINTR) {
+    }
+    if (n <= 0) {
+      if (n < 0) error_ = errno;
+      return traits_type::eof();
+    }
+    setg(buffer_, buffer_, buffer_ + n);
+    return traits_type::to_int_type(*gptr());
+  }
+  pos_type seekoff(off_type off, std::ios::seekdir dir, std::ios::openmode) override {
+    if (dir == std::ios::cur) off -= egptr() - gptr();  // the descriptor is ahead of the reader
+    const int whence = dir == std::ios::beg ? SEEK_SET : dir == std::ios::cur ? SEEK_CUR : SEEK_END;
+    setg(buffer_, buffer_, buffer_);
+    const off_t at = ::lseek(fd_, off, whence);
+    return at < 0 ? pos_type(off_type(-1)) : pos_type(at);
+  }
+  pos_type seekpos(pos_type pos, std::ios::openmode which) override {
+    return seekoff(off_type(pos), std::ios::beg, which);
+  }
+
+ private:
+  int fd_;
+  int error_ = 0;
+  char buffer_[1 << 16];
+};
+
+/// The filter in `in` (the file `path`). Every way the file can fail to load names it, exit 2: a
+/// bad or truncated file, a header that claims more memory than this machine has, a table that
+/// does not fit in the memory the tool may use.
+ccf::runtime_filter load_stream(std::istream& in, const std::string& path) {
+  try {
+    return ccf::runtime_filter::load(in);
+  } catch (const ccf::format_error& e) {
+    throw cli_error(2, "'" + path + "': " + message_of(e));
+  } catch (const std::length_error& e) {
+    throw cli_error(2, "'" + path + "': " + message_of(e));
+  } catch (const std::bad_alloc&) {
+    throw cli_error(2, "'" + path + "': out of memory for its table");
+  }
 }
 
 ccf::runtime_filter load(const std::string& path) {
@@ -153,35 +217,30 @@ ccf::runtime_filter load(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
-  try {
-    return ccf::runtime_filter::load(in);
-  } catch (const ccf::format_error& e) {
-    throw cli_error(2, "'" + path + "': " + message_of(e));
-  }
+  return load_stream(in, path);
 }
 
-/// The filter in the file open as fd (named path).
+/// The filter in the file open as fd (named path), read from the descriptor: its header is
+/// checked, and its claimed size against the file's, before the table is allocated.
 ccf::runtime_filter load(const std::string& path, int fd) {
-  std::vector<std::byte> bytes;
-  std::byte piece[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, piece, sizeof piece);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw cli_error(2, "cannot read '" + path + "': " + errno_text());
-    if (n == 0) break;
-    bytes.insert(bytes.end(), piece, piece + n);
-  }
+  fd_streambuf buffer(fd);
+  std::istream in(&buffer);
   try {
-    return ccf::runtime_filter::load(bytes);
-  } catch (const ccf::format_error& e) {
-    throw cli_error(2, "'" + path + "': " + message_of(e));
+    return load_stream(in, path);
+  } catch (const cli_error&) {
+    if (buffer.read_error() == 0) throw;
+    errno = buffer.read_error();
+    throw cli_error(2, "cannot read '" + path + "': " + errno_text());
   }
 }
 
+/// Writes `f` to `path` as it is saved: no copy of the file in memory.
 void save(const ccf::runtime_filter& f, const std::string& path) {
-  const std::vector<std::byte> bytes = f.to_bytes();
   ccf_tool::output_file out(path);
-  out.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  ccf_tool::output_streambuf buffer(out);
+  std::ostream stream(&buffer);
+  stream.exceptions(std::ios::badbit);  // output_file's error, naming the file and the reason
+  f.save(stream);
   out.commit();
 }
 
@@ -270,8 +329,9 @@ void describe(const ccf::runtime_filter& f, const std::string& path, const std::
 int cmd_build(const build_args& a) {
   std::uint64_t keys = 0;
   const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "build", a.seed, a.grow, keys);
-  const std::string from = a.in.path.empty() ? "the keys given" : "'" + a.in.path + "'";
-  if (hashes.empty() && a.capacity == 0) throw cli_error(2, "no keys in " + from);
+  const bool standard_input = a.in.path.empty() || a.in.path == "-";
+  const std::string from = standard_input ? "on standard input" : "in '" + a.in.path + "'";
+  if (hashes.empty() && a.capacity == 0) throw cli_error(2, "no keys " + from);
   const std::size_t n = a.capacity != 0 ? a.capacity : hashes.size();
   ccf::runtime_filter f(build_config(a, n));
   const ccf::bulk_result r = f.bulk_insert_hashes(hashes, a.threads, false);
@@ -420,9 +480,7 @@ int cmd_info(const std::string& path) {
     std::printf("expected FPR      %.3g\n", f.expected_fpr());
   }
   std::printf("seed              %llu\n", static_cast<unsigned long long>(f.seed()));
-  if (std::fflush(stdout) != 0) {
-    throw cli_error(2, "cannot write to standard output: " + errno_text());
-  }
+  ccf_tool::flush_standard_output();
   return 0;
 }
 
@@ -433,22 +491,14 @@ std::string not_empty_path(const std::string& path) {
   return path.empty() ? "an empty path names no file ('-' is standard input)" : "";
 }
 
-/// A non-negative integer that fits in 64 bits, decimal or 0x hexadecimal: CLI11 took -1 as
-/// 2^64 - 1 and clamped larger numbers to it. A decimal number has no leading 0 (CLI11 then reads
-/// the text as octal).
+/// A non-negative integer that fits in 64 bits (--capacity, --seed) or in an unsigned (--bits,
+/// --slots, --threads), decimal or 0x hexadecimal: CLI11 alone takes -1 as 2^64 - 1, clamps
+/// larger numbers to it, and reads a number with a leading 0 as octal.
 std::string unsigned_64(const std::string& text) {
-  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
-  const char* first = text.data() + (hex ? 2 : 0);
-  const char* last = text.data() + text.size();
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(first, last, value, hex ? 16 : 10);
-  const bool octal = !hex && text.size() > 1 && text[0] == '0';
-  if (first == last || end != last || ec != std::errc() || octal) {
-    return "'" + text +
-           "' is not an integer from 0 to 18446744073709551615 (decimal with no leading 0, or "
-           "0x hexadecimal)";
-  }
-  return "";
+  return ccf_tool::unsigned_error(text, UINT64_MAX);
+}
+std::string unsigned_32(const std::string& text) {
+  return ccf_tool::unsigned_error(text, UINT32_MAX);
 }
 
 /// --fpr: a rate from min_fpr to max_fpr. The message gives the bounds as --help does
@@ -476,6 +526,24 @@ void add_key_options(CLI::App* cmd, key_args& in) {
   cmd->add_option("-k,--keys", in.path, "key file, one key per line ('-': standard input)")
       ->check(not_empty_path);
   cmd->add_flag("-z,--null", in.null_separated, "keys are separated by NUL bytes, not newlines");
+}
+
+/// The word of the command line given where a subcommand is due that names none (`ccf frob`,
+/// `ccf db frob`), or "". The options of ccf and of ccf db take no values: every other word
+/// before the subcommand is one.
+std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
+  CLI::App* level = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.starts_with("-")) continue;
+    const std::vector<CLI::App*> names = level->get_subcommands({});
+    const auto named =
+        std::find_if(names.begin(), names.end(), [&](CLI::App* c) { return c->check_name(arg); });
+    if (named == names.end()) return arg;
+    if ((*named)->get_subcommands({}).empty()) return "";  // the rest are its arguments
+    level = *named;
+  }
+  return "";
 }
 
 /// Runs the parsed command; exceptions become messages and exit codes.
@@ -518,13 +586,17 @@ int main(int argc, char** argv) {
   build_args b;
   auto* build = app.add_subcommand("build", "build a filter file from keys");
   add_key_options(build, b.in);
-  build->add_option("-o,--out", b.out, "filter file to write ('-': standard output)")->required();
+  build->add_option("-o,--out", b.out, "filter file to write ('-': standard output)")
+      ->required()
+      ->check(ccf_tool::not_empty_output);
   auto* fpr = build->add_option("--fpr", b.fpr,
                                 "target false-positive rate: the layout of least memory that "
                                 "meets it (default with --grow: 0.001)");
   fpr->check(fpr_range());
-  auto* bits = build->add_option("--bits", b.bits, "fingerprint bits: 4, 8, 12, 16 or 32");
-  auto* slots = build->add_option("--slots", b.slots, "slots per bucket: 2, 4 or 8");
+  auto* bits = build->add_option("--bits", b.bits, "fingerprint bits: 4, 8, 12, 16 or 32")
+                   ->check(unsigned_32);
+  auto* slots =
+      build->add_option("--slots", b.slots, "slots per bucket: 2, 4 or 8")->check(unsigned_32);
   bits->excludes(fpr);
   slots->excludes(fpr);
   auto* grow = build->add_flag("--grow", b.grow, "a growing filter: doubles when full");
@@ -534,7 +606,8 @@ int main(int argc, char** argv) {
                    "items the filter holds (with --grow: before it first doubles; default: the "
                    "number of distinct keys)")
       ->check(unsigned_64);
-  build->add_option("--threads", b.threads, "threads that fill the filter (default: all cores)");
+  build->add_option("--threads", b.threads, "threads that fill the filter (default: all cores)")
+      ->check(unsigned_32);
   build->add_option("--seed", b.seed, "hash seed")->check(unsigned_64);
   build->add_flag("-q,--quiet", b.quiet, "no summary on standard error");
 
@@ -578,7 +651,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     // One line, as every other error: "ccf: " and CLI11's message.
-    std::fprintf(stderr, "ccf: %s (ccf --help shows the usage)\n", e.what());
+    const std::string unknown = unknown_subcommand(app, argc, argv);
+    if (!unknown.empty()) {
+      std::fprintf(stderr, "ccf: unknown subcommand '%s' (ccf --help shows the usage)\n",
+                   unknown.c_str());
+    } else {
+      std::fprintf(stderr, "ccf: %s (ccf --help shows the usage)\n", e.what());
+    }
     return querying ? 2 : 1;
   }
   return run_reporting(

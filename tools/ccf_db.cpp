@@ -14,7 +14,8 @@
 // with the same hash gets a suffixed key), and then a manifest under "m:" + N (default: FILE's
 // base name): its size, its XXH3-128 and its chunk keys in order. export writes the chunks back
 // in order to a temporary file next to OUT, checks size and hash against the manifest, syncs it
-// and renames it to OUT ("-": standard output). Every command syncs the store before it exits 0.
+// and renames it to OUT ("-": standard output); an OUT in the store's own directory is refused, as
+// it would replace a file of the store. Every command syncs the store before it exits 0.
 // A store whose log has intact records after a bad one is refused (exit 2) unless --recover is
 // given; a recovery that cuts the log says so on standard error, and where the rest was kept.
 #include "ccf_db.hpp"
@@ -23,6 +24,8 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +34,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include <ccf/kv/store.hpp>
 
@@ -60,11 +65,11 @@ std::unique_ptr<ccf::kv::store> open_store(const std::string& dir, bool create, 
   try {
     s = ccf::kv::store::open(dir, o);
   } catch (const ccf::kv::damaged_log_error& e) {  // only thrown without --recover
-    throw cli_error(2, std::string(e.what()) + " (--recover cuts the log there and keeps a copy)");
+    throw cli_error(2, message_of(e) + " (--recover cuts the log there and keeps a copy)");
   } catch (const ccf::kv::corrupt_error& e) {  // a bad log header: nothing --recover can cut
-    throw cli_error(2, e.what());
+    throw cli_error(2, message_of(e));
   } catch (const std::invalid_argument& e) {  // no store, nor a place to create one
-    throw cli_error(2, e.what());
+    throw cli_error(2, message_of(e));
   }
   const ccf::kv::open_report& r = s->opened();
   if (r.truncated_bytes != 0) {
@@ -119,14 +124,30 @@ manifest decode(const std::string& name, const std::string& text) {
   };
   if (line() != "ccf-manifest 1") throw cli_error(2, "'" + name + "' is not a manifest");
   const std::string size = line();
-  if (size.empty() || size.find_first_not_of("0123456789") != std::string::npos) {
-    throw cli_error(2, "the manifest of '" + name + "' is damaged");
+  const char* last = size.data() + size.size();
+  const auto [end, ec] = std::from_chars(size.data(), last, m.size);
+  if (size.empty() || end != last || ec != std::errc()) {
+    throw cli_error(2, "the manifest of '" + name + "' is damaged (its size is '" + size + "')");
   }
-  m.size = std::stoull(size);
   m.hash = line();
   while (pos < text.size())
     m.chunks.push_back(line());
   return m;
+}
+
+/// Reads up to `want` bytes of `in` into `chunk`, which grows as they come (a large --chunk-size
+/// costs no memory for a small file or pipe); returns how many were read.
+std::size_t read_chunk(std::istream& in, std::string& chunk, std::size_t want) {
+  constexpr std::size_t piece = std::size_t{1} << 20;
+  chunk.clear();
+  while (chunk.size() < want && in) {
+    const std::size_t old = chunk.size();
+    const std::size_t n = std::min(piece, want - old);
+    chunk.resize(old + n);
+    in.read(chunk.data() + old, static_cast<std::streamsize>(n));
+    chunk.resize(old + static_cast<std::size_t>(in.gcount()));
+  }
+  return chunk.size();
 }
 
 int cmd_import(const std::string& dir, const std::string& path, std::string name,
@@ -150,12 +171,10 @@ int cmd_import(const std::string& dir, const std::string& path, std::string name
   manifest m;
   XXH3_state_t state{};
   XXH3_128bits_reset(&state);
-  std::string chunk(chunk_size, '\0');
+  std::string chunk;
   std::size_t stored = 0;
   while (left != 0) {
-    const std::uint64_t want = std::min<std::uint64_t>(chunk_size, left);
-    in.read(chunk.data(), static_cast<std::streamsize>(want));
-    const auto got = static_cast<std::size_t>(in.gcount());
+    const std::size_t got = read_chunk(in, chunk, std::min<std::uint64_t>(chunk_size, left));
     if (got == 0) break;
     left -= got;
     const std::string_view piece(chunk.data(), got);
@@ -191,8 +210,27 @@ std::string manifest_name(ccf::kv::store& s, const std::string& name) {
                                          " files; say which with --name (" + list + ")");
 }
 
+/// Refuses an output path whose directory is the store's: `ccf db export DB DB/log` would replace
+/// the live log with the export. The directories are compared by device and inode, so another
+/// spelling of the store's path or a symbolic link to it is refused too.
+void check_outside_store(const std::string& dir, const std::string& out) {
+  if (out == "-") return;
+  const std::size_t slash = out.find_last_of('/');
+  const std::string parent = slash == std::string::npos ? "."
+                             : slash == 0               ? "/"
+                                                        : out.substr(0, slash);
+  struct stat store {};
+  struct stat target {};
+  if (::stat(dir.c_str(), &store) == 0 && ::stat(parent.c_str(), &target) == 0 &&
+      store.st_dev == target.st_dev && store.st_ino == target.st_ino) {
+    throw cli_error(2, "cannot export to '" + out + "': it is in the directory of the store '" +
+                           dir + "' (a file of the store is never replaced)");
+  }
+}
+
 int cmd_export(const std::string& dir, const std::string& out, const std::string& wanted,
                bool recover) {
+  check_outside_store(dir, out);
   auto s = open_store(dir, false, recover);
   const std::string name = manifest_name(*s, wanted);
   const std::optional<std::string> text = s->get("m:" + name);
@@ -235,6 +273,7 @@ int cmd_stats(const std::string& dir, bool recover) {
                 static_cast<unsigned long long>(r.truncated_bytes),
                 r.dropped_file.empty() ? "" : "; kept in ", r.dropped_file.c_str());
   }
+  flush_standard_output();
   s->close();
   return 0;
 }
@@ -269,10 +308,14 @@ CLI::App* add_db_commands(CLI::App& app, db_args& a) {
   imp->add_option("db", a.dir, "store directory (created if missing)")->required();
   imp->add_option("file", a.file, "file to import")->required();
   imp->add_option("--name", a.name, "name to store it under (default: the file's name)");
-  imp->add_option("--chunk-size", a.chunk_size, "bytes per chunk (default 4096)");
+  imp->add_option("--chunk-size", a.chunk_size, "bytes per chunk (default 4096)")
+      ->check(
+          [](const std::string& text) { return unsigned_error(text, ccf::kv::max_value_size); });
   auto* exp = db->add_subcommand("export", "write an imported file back, byte for byte");
   exp->add_option("db", a.dir, "store directory")->required();
-  exp->add_option("out", a.file, "file to write ('-': standard output)")->required();
+  exp->add_option("out", a.file, "file to write ('-': standard output)")
+      ->required()
+      ->check(not_empty_output);
   exp->add_option("--name", a.name, "which imported file (default: the only one)");
   for (CLI::App* c : db->get_subcommands({}))
     c->fallthrough();  // --recover after the subcommand too

@@ -2,11 +2,14 @@
 #pragma once
 
 #include <cerrno>
+#include <charconv>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <streambuf>
 #include <string>
 #include <string_view>
 
@@ -26,6 +29,35 @@ struct cli_error : std::runtime_error {
 
 inline std::string errno_text() {
   return std::strerror(errno);
+}
+
+/// Flushes standard output; a write that failed (a full disk, /dev/full, a closed descriptor) is
+/// an error, exit 2.
+inline void flush_standard_output() {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    throw cli_error(2, "cannot write to standard output: " + errno_text());
+  }
+}
+
+/// Why `text` is not a number from 0 to `max` ("" if it is): decimal with no leading 0 (CLI11
+/// reads such a number as octal), or 0x hexadecimal (CLI11 alone takes -1 as the largest value).
+inline std::string unsigned_error(const std::string& text, std::uint64_t max) {
+  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const char* first = text.data() + (hex ? 2 : 0);
+  const char* last = text.data() + text.size();
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(first, last, value, hex ? 16 : 10);
+  const bool octal = !hex && text.size() > 1 && text[0] == '0';
+  if (first == last || end != last || ec != std::errc() || octal || value > max) {
+    return "'" + text + "' is not an integer from 0 to " + std::to_string(max) +
+           " (decimal with no leading 0, or 0x hexadecimal)";
+  }
+  return "";
+}
+
+/// An empty output path (an unset shell variable) is a usage error, refused before any work.
+inline std::string not_empty_output(const std::string& path) {
+  return path.empty() ? "an empty path names no file ('-' is standard output)" : "";
 }
 
 /// Puts /dev/null on each of descriptors 0, 1 and 2 that is closed, so that no file the tool opens
@@ -190,6 +222,30 @@ class output_file {
   int fd_ = -1;
   bool replacing_ = false;
   struct stat existing_ {};
+};
+
+/// A stream buffer writing to an output_file, for the library's save(std::ostream&): a filter
+/// goes to the file as it is written, with no copy of it in memory. Give the stream
+/// exceptions(std::ios::badbit): a failed write then throws output_file's own error (naming the
+/// file and the reason).
+class output_streambuf : public std::streambuf {
+ public:
+  explicit output_streambuf(output_file& out) noexcept : out_(out) {}
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    out_.write(std::string_view(s, static_cast<std::size_t>(n)));
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    out_.write(std::string_view(&ch, 1));
+    return c;
+  }
+
+ private:
+  output_file& out_;
 };
 
 }  // namespace ccf_tool

@@ -55,6 +55,15 @@ run "$ccf" db del "$db" alpha
 "$ccf" db stats "$db" > "$work/stats" || fail "stats: exit $?"
 grep -Eq '^keys +2$' "$work/stats" || fail "stats: keys (want 2): $(cat "$work/stats")"
 grep -Eq '^log bytes +[0-9]+$' "$work/stats" || fail "stats: no log bytes line"
+# Statistics that cannot be written are an error (they were lost, exit 0).
+if [ -c /dev/full ]; then
+  run "$ccf" db stats "$db" > /dev/full 2> "$work/err"
+  [ $rc = 2 ] && grep -q "cannot write to standard output" "$work/err" ||
+    fail "stats > /dev/full: exit $rc: $(cat "$work/err")"
+fi
+run "$ccf" db stats "$db" >&- 2> "$work/err"
+[ $rc = 2 ] && grep -q "cannot write to standard output" "$work/err" ||
+  fail "stats with standard output closed: exit $rc: $(cat "$work/err")"
 
 for i in $(seq 1 50); do "$ccf" db put "$db" churn "value $i"; done
 before=$(stat_of "$db" "log bytes")
@@ -125,6 +134,41 @@ run "$ccf" db export "$files" "$work/outdir" --name source.c 2> "$work/err"
 [ -s "$work/err" ] || fail "export over a directory: no message"
 run "$ccf" db export "$files" "$work/back" --name nothing-like-it 2> "$work/err"
 [ $rc = 1 ] || fail "export of an unknown name: exit $rc (want 1)"
+# An export to a file of the store itself (its log, index, lock, or any path in its directory,
+# however spelled) is refused before anything is written: it replaced the live log, losing all.
+ln -s "$files" "$work/files-link"
+cp -a "$files" "$work/files-before"
+for out in "$files/log" "$files/index" "$files/LOCK" "$files/./new" "$work/files-link/log"; do
+  run "$ccf" db export "$files" "$out" --name source.c 2> "$work/err"
+  [ $rc = 2 ] && grep -q "^ccf: .*of the store" "$work/err" ||
+    fail "export to $out: exit $rc (want 2): $(cat "$work/err")"
+done
+for f in "$work/files-before"/*; do
+  cmp -s "$f" "$files/$(basename "$f")" || fail "an export refused changed $(basename "$f")"
+done
+[ ! -e "$files/new" ] || fail "an export refused wrote $files/new"
+"$ccf" db export "$files" - --name source.c | cmp -s "$work/source.c" - ||
+  fail "export after refused exports into the store differs"
+# An empty output path is a usage error, refused before the store is read.
+run "$ccf" db export "$files" '' --name source.c 2> "$work/err"
+[ $rc = 1 ] && grep -q "empty path" "$work/err" || fail "export to '': exit $rc: $(cat "$work/err")"
+# A manifest whose size does not fit in 64 bits is damaged, and the message says so.
+printf 'ccf-manifest 1\n12345678901234567890123\n0\n' > "$work/manifest"
+"$ccf" db put "$files" m:huge --value-file "$work/manifest"
+run "$ccf" db export "$files" - --name huge > /dev/null 2> "$work/err"
+[ $rc = 2 ] && grep -q "manifest of 'huge' is damaged" "$work/err" ||
+  fail "export of a manifest with a 23-digit size: exit $rc: $(cat "$work/err")"
+"$ccf" db del "$files" m:huge
+# --chunk-size is decimal as typed, or 0x hexadecimal: a leading 0 was read as octal.
+run "$ccf" db import "$work/octal" "$work/odd.bin" --chunk-size 010 2> "$work/err"
+[ $rc = 1 ] && grep -q -- "--chunk-size" "$work/err" ||
+  fail "import --chunk-size 010: exit $rc: $(cat "$work/err")"
+# The largest --chunk-size costs no more memory than the file needs (a 3-byte file took 1 GiB).
+printf 'abc' > "$work/three"
+run bash -c "ulimit -v 300000; exec \"\$0\" db import \"\$1\" \"\$2\" --chunk-size 1073741823" \
+  "$ccf" "$work/big-chunks" "$work/three" 2> "$work/err"
+[ $rc = 0 ] || fail "import of 3 bytes with --chunk-size 1073741823: exit $rc: $(cat "$work/err")"
+"$ccf" db export "$work/big-chunks" - | cmp -s "$work/three" - || fail "export of the 3 bytes differs"
 
 single="$work/single"
 "$ccf" db import "$single" "$work/source.c" 2> /dev/null
@@ -152,6 +196,9 @@ done
 run "$ccf" db get "$work/no-such-store" k > "$work/out" 2> "$work/err"
 [ $rc = 1 ] || [ $rc = 2 ] || fail "get on a missing store: exit $rc (want 1 or 2)"
 grep -q "no store" "$work/err" || fail "get on a missing store: message: $(cat "$work/err")"
+# One "ccf: " prefix, not the library's too ("ccf: ccf::kv: there is no store at ...").
+[ "$(cat "$work/err")" = "ccf: there is no store at '$work/no-such-store'" ] ||
+  fail "get on a missing store: the message: $(cat "$work/err")"
 [ ! -e "$work/no-such-store" ] || fail "get on a missing store created it"
 run "$ccf" db export "$work/no-such-store" "$work/x" 2> "$work/err"
 [ $rc = 1 ] || [ $rc = 2 ] || fail "export from a missing store: exit $rc"

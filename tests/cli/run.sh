@@ -128,6 +128,35 @@ expect_status() {
   check_rc "$what" "$status" "$rc" "$work/stderr"
 }
 
+# with_memory_limit KB COMMAND...: COMMAND with at most KB KiB of address space (ulimit -v; KB
+# "unlimited": no limit set), so that a tool that reads a whole large file into memory fails fast
+# instead of taking it all.
+with_memory_limit() {
+  local kb=$1
+  shift
+  if [ "$kb" = unlimited ]; then "$@"; else (ulimit -v "$kb" && exec "$@"); fi
+}
+# memory_limit_works: whether the tool runs at all under a limit of 64 MiB of address space (a
+# build with a sanitizer reserves far more).
+memory_limit_works() { with_memory_limit 65536 "$ccf_bin" --version > /dev/null 2>&1; }
+# put_u64 FILE OFFSET VALUE: writes VALUE as 8 little-endian bytes at OFFSET of FILE.
+put_u64() {
+  local hex bytes="" i
+  hex=$(printf '%016x' "$3")
+  for ((i = 14; i >= 0; i -= 2)); do bytes+="\\x${hex:i:2}"; done
+  printf "$bytes" | dd of="$1" bs=1 seek="$2" conv=notrunc 2> /dev/null
+}
+# forge_filter OUT BUCKETS: a file whose header (that of a filter of 16-bit fingerprints x 4 slots
+# in one chunk) claims BUCKETS buckets, of the size the header claims: sparse, all zeros past the
+# header. Fails where the file system cannot hold a file that large.
+forge_filter() {
+  [ -e forge.src.ccf ] || keys forge- 1 1000 | ccf build -o forge.src.ccf --bits 16 --slots 4 -q
+  head -c 80 forge.src.ccf > "$1"
+  put_u64 "$1" 24 "$2"
+  put_u64 "$1" 56 $(($2 + 1))  # one word per bucket, and a spare one
+  truncate -s $((80 + 8 * ($2 + 1) + 16)) "$1" 2> /dev/null
+}
+
 # Shared inputs: N keys in a filter, keys never added, a static filter of them.
 n=50000
 keys key- 1 "$n" > keys.txt
@@ -155,6 +184,11 @@ if want basics; then
   done
   expect_status "no subcommand" 1 ccf
   expect_status "unknown subcommand" 1 ccf frobnicate
+  # An unknown subcommand is named as such (the message was "A subcommand is required").
+  expect_error "unknown subcommand: the message" 1 "unknown subcommand 'frobnicate'" -- \
+    ccf frobnicate
+  expect_error "unknown db subcommand: the message" 1 "unknown subcommand 'frobnicate'" -- \
+    ccf db frobnicate
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -221,6 +255,13 @@ if want build; then
   ccf build -k keys.txt -o t1.ccf --bits 12 --slots 8 --threads 1 -q
   check_eq "build --threads 1 --bits 12 --slots 8: no false negatives" 0 "$(count_selected t1.ccf keys.txt -v)"
   expect_error "build --bits 7" 1 "7" -- ccf build -k keys.txt -o bad.ccf --bits 7
+  # A leading 0 is not octal (--bits 010 built 8-bit fingerprints): refused, as for --capacity.
+  for option in --bits --slots --threads; do
+    expect_error "build $option 010 (not octal)" 1 "$option" "'010'" -- \
+      ccf build -k keys.txt -o bad.ccf "$option" 010
+  done
+  ccf build -k keys.txt -o hex.ccf --bits 0x8 --slots 0x2 -q
+  check_eq "build --bits 0x8: fingerprint bits" 8 "$(info_field hex.ccf 'fingerprint bits')"
   expect_status "build --slots 3" 1 ccf build -k keys.txt -o bad.ccf --slots 3
   expect_status "build --fpr with --bits" 1 ccf build -k keys.txt -o bad.ccf --fpr 0.01 --bits 8
   expect_status "build --fpr 2 (not a rate)" 1 ccf build -k keys.txt -o bad.ccf --fpr 2
@@ -334,6 +375,32 @@ if want change; then
   check_same_file "add through a symbolic link: the target is unchanged" static.ccf target.ccf
   expect_status "add without a filter (usage error)" 1 ccf add
   expect_status "remove with an unknown option" 1 ccf remove ch.ccf --frobnicate k
+
+  # Copies of one key crowd its two buckets: a static filter far from full refuses the ninth copy,
+  # and says why (it advised a larger --capacity, which cannot help).
+  keys dup- 1 1000 | ccf build -o dup.ccf --capacity 100000 -q
+  for _ in 1 2 3 4 5 6 7 8; do ccf add -q dup.ccf dup; done
+  cp dup.ccf dup.orig
+  expect_error "add of a ninth copy of a key" 3 "at most 2 x 4 = 8 times" "it is unchanged" -- \
+    ccf add dup.ccf dup
+  if grep -q -- "--capacity" stderr; then
+    fail "add of a ninth copy of a key: no advice to raise --capacity" "no '--capacity'" "$(cat stderr)"
+  fi
+  check_same_file "add of a ninth copy of a key: the file unchanged" dup.orig dup.ccf
+
+  # add and remove read the filter from the file once, checked against its header: a filter of
+  # S bytes takes about S bytes of memory (it took 2.6 S: the file read whole, then a copy).
+  if memory_limit_works; then
+    ccf build -k keys.txt -o mem.ccf --capacity 20000000 -q
+    size_kb=$(($(stat -c %s mem.ccf) / 1024))
+    limit_kb=$((size_kb * 3 / 2 + 24576))
+    for cmd in add remove; do
+      expect_status "$cmd of one key, a filter of $size_kb KiB, within $limit_kb KiB of memory" 0 \
+        with_memory_limit "$limit_kb" "$ccf_bin" "$cmd" -q mem.ccf key-1
+    done
+    check_eq "add and remove within a memory limit: items" "$n" "$(info_field mem.ccf items)"
+    rm -f mem.ccf
+  fi
 
   # A filter changed in place keeps its mode (it became 0644 whatever it was).
   chmod 600 ch.ccf
@@ -732,6 +799,40 @@ if want errors; then
       "the chunked one" -- ccf "$cmd" "${args[@]}"
   done
 
+  # A large file that is not a filter is refused from its header: add read all of it first (a
+  # 200 MB file took 266 MB before "bad magic"). Sparse files: they take no room.
+  if memory_limit_works && truncate -s 200M zeros.ccf; then
+    for cmd in add remove; do
+      expect_error "$cmd of a 200 MB file of zeros" 2 "zeros.ccf" "bad magic" -- \
+        with_memory_limit 100000 "$ccf_bin" "$cmd" zeros.ccf k
+    done
+    rm -f zeros.ccf
+    # A header that claims 2 GiB, as large as the file: a table that does not fit in the memory the
+    # tool may use is an error naming the file (add read the 2 GB first, then "out of memory").
+    if forge_filter claims-2g.ccf $((1 << 28)); then
+      for cmd in info query add remove; do
+        args=(claims-2g.ccf)
+        [ "$cmd" = info ] || args+=(k)
+        expect_error "$cmd of a file that claims 2 GiB, within 1 GB of memory" 2 "claims-2g.ccf" \
+          "memory" -- with_memory_limit 1000000 "$ccf_bin" "$cmd" "${args[@]}"
+      done
+    fi
+    rm -f claims-2g.ccf
+  fi
+  # A header that claims more memory than any machine has (4 TiB, as large as the sparse file):
+  # exit 2 naming the file, as other bad files (info, add and remove exited 1, unnamed).
+  if forge_filter claims-4t.ccf $((1 << 39)); then
+    limit=unlimited
+    memory_limit_works && limit=1000000
+    for cmd in info query add remove; do
+      args=(claims-4t.ccf)
+      [ "$cmd" = info ] || args+=(k)
+      expect_error "$cmd of a file that claims 4 TiB" 2 "claims-4t.ccf" "memory" -- \
+        with_memory_limit "$limit" "$ccf_bin" "$cmd" "${args[@]}"
+    done
+  fi
+  rm -f claims-4t.ccf
+
   # A directory given as the filter: the message names it and says why.
   mkdir dir
   for cmd in info query add remove; do
@@ -818,6 +919,11 @@ if want errors; then
   # An empty key path (an unset variable) read standard input; numbers below 0 or past 2^64 - 1
   # were taken as 2^64 - 1.
   expect_error "build -k ''" 1 "empty path" -- ccf build -k '' -o e.ccf
+  # An empty output path is refused before any work (build read every key, then failed, exit 2).
+  expect_error "build -o ''" 1 "empty path" -- ccf build -k keys.txt -o ''
+  # No keys on standard input: the message names it (it said "the keys given").
+  expect_error "build from an empty standard input" 2 "no keys on standard input" -- \
+    ccf build -o e.ccf
   expect_error "query -k ''" 2 "empty path" -- ccf query static.ccf -k ''
   [ ! -e e.ccf ] || fail "build -k ''" "no file written" "e.ccf exists"
   for seed in -1 18446744073709551616 99999999999999999999999 12x 010; do
