@@ -2,6 +2,7 @@
 // rate, in one run (docs/benchmarks.md, "Growing filter").
 //
 //   ccf_growing_bench [--lg L] [--start S] [--fpr R] [--threads T] [--quick]
+//   ccf_growing_bench --doublings D [--fpr R]
 //
 // A growing filter starts with room for 2^S buckets (default S = 10: 1,024 buckets) and takes
 // 0.94 * 4 * 2^L items (default L = 24: just before the table would double again), doubling as it goes; the static filter is the layout of
@@ -14,6 +15,12 @@
 //   4. keys inserted k times each (k = 1, 3, 5, 6, 8; 400,000 keys, or 40,000 with --quick), one
 //      thread, from an initial capacity of 1,000: bits per item (memory_in_bytes), doublings, and
 //      the inserts and keys refused (docs/growing.md, "When").
+// With --doublings D, only:
+//   5. one thread, from an initial capacity of 1,000, distinct keys until the table has doubled D
+//      times: just before each doubling, the items held, bits per item and the load (items per
+//      slot; below 95 % once entries whose fingerprint is used up fill the table, being in both
+//      halves of every later split: docs/growing.md "Memory"). D = 18 inserts 5 * 10^8 keys
+//      (minutes) and takes about 1.5 GB.
 // Every timed region checks its answers (a false negative stops the run with exit status 1).
 #include <algorithm>
 #include <chrono>
@@ -42,6 +49,7 @@ struct options {
   double fpr = 1e-3;
   unsigned threads = std::max(1U, std::thread::hardware_concurrency());
   bool quick = false;
+  unsigned doublings = 0;  // section 5 alone, to this many doublings
 };
 
 [[noreturn]] void fail(const char* what) {
@@ -176,6 +184,32 @@ void repeated_keys(const options& o) {
   }
 }
 
+/// Section 5: bits per item just before each doubling, up to o.doublings doublings.
+void memory_by_doublings(const options& o) {
+  ccf::runtime_filter f(
+      ccf::filter_config::growing_for_rate(1000, o.fpr, ccf::filter_kind::sequential));
+  std::printf("distinct keys, one thread, initial capacity 1000, %u-bit slots; before doubling:\n",
+              f.fingerprint_bits());
+  std::printf("   %9s %12s %10s %6s\n", "doubling", "items", "bits/item", "load");
+  std::size_t refused = 0;
+  for (std::size_t i = 0; f.doublings() < o.doublings; ++i) {
+    const std::size_t items = f.size(), bytes = f.size_in_bytes(), slots = f.num_buckets() * 4;
+    const unsigned before = f.doublings();
+    const u64 h = ccf::bench::key_at(i, 13);
+    if (!f.insert_hash(h)) {
+      ++refused;
+    } else if (!f.contains_hash(h)) {
+      fail("false negative");
+    }
+    if (f.doublings() == before) continue;
+    std::printf("   %9u %12zu %10.3f %6.3f\n", before + 1, items,
+                8.0 * static_cast<double>(bytes) / static_cast<double>(items),
+                static_cast<double>(items) / static_cast<double>(slots));
+    std::fflush(stdout);
+  }
+  std::printf("   %zu inserts refused\n", refused);
+}
+
 options parse(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
@@ -194,8 +228,12 @@ options parse(int argc, char** argv) {
       o.threads = static_cast<unsigned>(std::max(1, std::atoi(value())));
     } else if (a == "--quick") {
       o.quick = true;
+    } else if (a == "--doublings") {
+      o.doublings = static_cast<unsigned>(std::clamp(std::atoi(value()), 1, 30));
     } else {
-      fail(("unknown option " + a + " (--lg L, --start S, --fpr R, --threads T, --quick)").c_str());
+      fail(("unknown option " + a +
+            " (--lg L, --start S, --fpr R, --threads T, --quick, --doublings D)")
+               .c_str());
     }
   }
   if (o.quick) o.lg = std::min(o.lg, 16);
@@ -207,6 +245,12 @@ options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const options o = parse(argc, argv);
+  if (o.doublings != 0) {
+    std::printf("ccf_growing_bench: %s; target FPR %.0e\n",
+                ccf::bench::describe_machine().git_revision.c_str(), o.fpr);
+    memory_by_doublings(o);
+    return 0;
+  }
   const std::size_t n =
       static_cast<std::size_t>(0.94 * 4 * static_cast<double>(std::size_t{1} << o.lg));
   const ccf::bench::machine_info m = ccf::bench::describe_machine();
