@@ -98,7 +98,11 @@ void cf_value::destroy(cf_value* v) noexcept {
 
 std::size_t cf_value::memory_usage() const noexcept {
   std::size_t bytes = sizeof(cf_value) + pending_.capacity();
-  if (filter_) bytes += filter_->memory_in_bytes();
+  if (filter_) {
+    // The table in the block Redis's allocator gives it; the rest (kept hashes) as counted.
+    const std::size_t table = filter_->size_in_bytes();
+    bytes += filter_->memory_in_bytes() - table + table_block_bytes(table);
+  }
   return bytes;
 }
 

@@ -88,7 +88,7 @@ cf_value* make_filter(api::context* ctx, const reserve_options& o) {
   } else {
     c = ccf::filter_config::growing_for_rate(o.capacity, o.error);
   }
-  check_maxmemory(ctx, table_bytes(c));
+  check_maxmemory(ctx, table_block_bytes(table_bytes(c)));
   return cf_value::create(c, filter_meta{o.expansion, o.max_iterations, 0});
 }
 

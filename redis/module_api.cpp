@@ -28,9 +28,8 @@ bool fetch_all(context* ctx) {
          fetch("RedisModule_Log", log_message) && fetch("RedisModule_GetCommand", get_command) &&
          fetch("RedisModule_SetCommandInfo", set_command_info) &&
          fetch("RedisModule_Alloc", alloc) && fetch("RedisModule_Free", dealloc) &&
-         fetch("RedisModule_MallocSize", malloc_size) && fetch("RedisModule_OpenKey", open_key) &&
-         fetch("RedisModule_CloseKey", close_key) && fetch("RedisModule_KeyType", key_type) &&
-         fetch("RedisModule_DeleteKey", delete_key) &&
+         fetch("RedisModule_OpenKey", open_key) && fetch("RedisModule_CloseKey", close_key) &&
+         fetch("RedisModule_KeyType", key_type) && fetch("RedisModule_DeleteKey", delete_key) &&
          fetch("RedisModule_ModuleTypeGetType", module_type_get_type) &&
          fetch("RedisModule_ModuleTypeGetValue", module_type_get_value) &&
          fetch("RedisModule_ModuleTypeSetValue", module_type_set_value) &&

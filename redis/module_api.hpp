@@ -178,8 +178,6 @@ inline int (*set_command_info)(command*, const command_info*) = nullptr;
 // Memory.
 inline void* (*alloc)(std::size_t bytes) = nullptr;
 inline void (*dealloc)(void* ptr) = nullptr;
-/// The bytes Redis counts in used_memory for a block from alloc (the allocator's block size).
-inline std::size_t (*malloc_size)(void* ptr) = nullptr;
 // Keys.
 inline key* (*open_key)(context*, string* name, int mode) = nullptr;
 inline void (*close_key)(key*) = nullptr;

@@ -3,9 +3,13 @@
 // that filter tables count in Redis's used_memory, INFO memory and maxmemory eviction.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <limits>
 #include <new>
+
+#include <ccf/config.hpp>
 
 #include "module_api.hpp"
 
@@ -28,14 +32,15 @@ struct redis_allocator {
   }
   void deallocate(T* p, std::size_t) noexcept { api::dealloc(p); }
 
-  /// The bytes a block of `bytes` takes in used_memory (Redis's allocator rounds each block up
-  /// to a size class of its own): asked of Redis for a block of that size. ccf's growing filter
-  /// counts the hashes it keeps with it (memory_in_bytes, MEMORY USAGE).
-  static std::size_t block_bytes(std::size_t bytes) noexcept {
-    void* p = api::alloc(bytes == 0 ? 1 : bytes);
-    const std::size_t n = api::malloc_size(p);
-    api::dealloc(p);
-    return n;
+  /// The bytes a block of `bytes` takes in used_memory: Redis's allocator, jemalloc, rounds it
+  /// up to its size class (16-byte steps up to 128 bytes, then four classes per doubling: a
+  /// multiple of a quarter of the power of two below the size). ccf's growing filter counts the
+  /// hashes it keeps with it (memory_in_bytes); the module its tables (table_block_bytes).
+  static constexpr std::size_t block_bytes(std::size_t bytes) noexcept {
+    if (bytes <= 16) return 16;
+    const int below = std::bit_width(bytes - 1) - 1;  // 2^below < bytes <= 2^(below + 1)
+    const std::size_t step = std::size_t{1} << std::max(below - 2, 4);
+    return (bytes + step - 1) / step * step;
   }
 
   template <class U>
@@ -43,5 +48,11 @@ struct redis_allocator {
     return true;
   }
 };
+
+/// The bytes in used_memory of a filter table of `table_bytes`: one block holding its words and a
+/// cache line to align them (ccf's bucket_table), in its size class.
+constexpr std::size_t table_block_bytes(std::size_t table_bytes) noexcept {
+  return redis_allocator<char>::block_bytes(table_bytes + ccf::cache_line_size);
+}
 
 }  // namespace ccf_redis
