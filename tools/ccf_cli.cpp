@@ -181,9 +181,10 @@ class fd_streambuf : public std::streambuf {
   pos_type seekoff(off_type off, std::ios::seekdir dir, std::ios::openmode) override {
     if (dir == std::ios::cur) off -= egptr() - gptr();  // the descriptor is ahead of the reader
     const int whence = dir == std::ios::beg ? SEEK_SET : dir == std::ios::cur ? SEEK_CUR : SEEK_END;
-    setg(buffer_, buffer_, buffer_);
     const off_t at = ::lseek(fd_, off, whence);
-    return at < 0 ? pos_type(off_type(-1)) : pos_type(at);
+    if (at < 0) return pos_type(off_type(-1));  // the buffered bytes stay readable
+    setg(buffer_, buffer_, buffer_);
+    return pos_type(at);
   }
   pos_type seekpos(pos_type pos, std::ios::openmode which) override {
     return seekoff(off_type(pos), std::ios::beg, which);

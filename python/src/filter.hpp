@@ -6,7 +6,8 @@
 // contains_many, update, save, bytes), so threads run their batches on it at once; clear(), which
 // the filter does not allow during other operations, waits for the running batches (a
 // shared_mutex held shared by batches, exclusively by clear) without the GIL, then clears with
-// both the GIL and the lock, so no single-item call runs beside it either.
+// both the GIL and the lock, so no single-item call starts beside it either (one that began
+// without the GIL while a save streamed may still be finishing: the filter allows that).
 //
 // Lock order: the shared_mutex before the GIL. A thread may wait for the GIL while it holds the
 // mutex (clear, taking the GIL back), but never waits for the mutex while it holds the GIL (every

@@ -75,8 +75,8 @@ std::unique_ptr<growing_filter> make_growing(py::handle initial_capacity, double
                                              py::handle seed) {
   const std::size_t n = check_capacity(initial_capacity, "initial_capacity");
   check_fpr(fpr);
-  const auto doublings =
-      static_cast<unsigned>(integer_in(max_doublings, "max_doublings", 0, UINT32_MAX));
+  const auto doublings = static_cast<unsigned>(
+      integer_in(max_doublings, "max_doublings", 0, ccf::detail::growing_max_max_doublings));
   ccf::filter_config c =
       ccf::filter_config::growing_for_rate(n, fpr, py_filter::kind_for(concurrent), doublings);
   c.seed = check_seed(seed);

@@ -208,16 +208,18 @@ def test_single_item_calls_wait_for_a_save_without_the_gil(make):
         os.mkfifo(path)
         f = ccf.{make}
         f.add_many(range(50_000))
-        got = []
+        got, opened = [], threading.Event()
         def read():
-            with open(path, "rb") as fifo:
+            with open(path, "rb") as fifo:  # returns once the save has opened the FIFO
+                opened.set()
                 time.sleep(0.3)  # the save fills the pipe and waits for this thread
                 got.append(fifo.read())
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         saver = threading.Thread(target=f.save, args=(path,), daemon=True)
         saver.start()
-        time.sleep(0.1)
+        assert opened.wait(5)
+        time.sleep(0.05)  # the save streams, and waits for the reader
         f.add("y")
         present = "y" in f
         f.remove("y")
