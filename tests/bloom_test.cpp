@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -158,6 +160,32 @@ TYPED_TEST(BloomVariants, ClearEmptiesTheFilter) {
   filter.insert(keys[0]);
   EXPECT_TRUE(filter.contains(keys[0]));
   EXPECT_EQ(filter.size(), 1U);
+}
+
+TYPED_TEST(BloomVariants, AMovedFromFilterIsAnEmptyOne) {
+  // contains() and insert() of a moved-from filter read its empty table (a crash).
+  const auto keys = int_keys(1000, 7);
+  TypeParam a(1000, 0.01);
+  a.insert_many(keys);
+  TypeParam b(std::move(a));
+  EXPECT_EQ(b.size(), keys.size());
+  EXPECT_EQ(count_positives(b, keys), keys.size());
+  EXPECT_EQ(a.size(), 0U);  // NOLINT(bugprone-use-after-move): what is tested
+  EXPECT_EQ(a.capacity(), 1U);
+  EXPECT_FALSE(a.contains(keys[0]));
+  a.insert(keys[0]);
+  EXPECT_TRUE(a.contains(keys[0]));
+  TypeParam c(10, 0.5);
+  c = std::move(b);
+  EXPECT_EQ(count_positives(c, keys), keys.size());
+  EXPECT_FALSE(b.contains(keys[1]));  // NOLINT(bugprone-use-after-move)
+  b.insert_many(keys);
+  EXPECT_EQ(count_positives(b, keys), keys.size());
+  auto& self = c;
+  c = std::move(self);
+  EXPECT_EQ(count_positives(c, keys), keys.size());
+  static_assert(std::is_nothrow_move_constructible_v<TypeParam>);
+  static_assert(std::is_nothrow_move_assignable_v<TypeParam>);
 }
 
 TYPED_TEST(BloomVariants, SeedChangesTheFalsePositives) {

@@ -53,6 +53,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ccf/config.hpp"
@@ -305,11 +306,26 @@ class bloom_frontend {
       : seed_(seed), key_seed_(ccf::key_seed(seed)), capacity_(capacity) {
     bloom_check_arguments(Derived::name, capacity, fpr);
   }
-  // Only as part of a filter: no front end is copied, moved or destroyed on its own.
+  // Only as part of a filter: no front end is copied, moved or destroyed on its own. A move
+  // leaves `other` empty, for one item (the filter gives it a table of its least size).
   bloom_frontend(const bloom_frontend&) = default;
-  bloom_frontend(bloom_frontend&&) = default;
+  bloom_frontend(bloom_frontend&& other) noexcept
+      : size_(std::exchange(other.size_, 0)),
+        seed_(other.seed_),
+        key_seed_(other.key_seed_),
+        capacity_(std::exchange(other.capacity_, 1)),
+        hash_(other.hash_) {}
   bloom_frontend& operator=(const bloom_frontend&) = default;
-  bloom_frontend& operator=(bloom_frontend&&) = default;
+  bloom_frontend& operator=(bloom_frontend&& other) noexcept {
+    if (this != &other) {
+      size_ = std::exchange(other.size_, 0);
+      seed_ = other.seed_;
+      key_seed_ = other.key_seed_;
+      capacity_ = std::exchange(other.capacity_, 1);
+      hash_ = other.hash_;
+    }
+    return *this;
+  }
   ~bloom_frontend() = default;
 
  private:
@@ -361,6 +377,26 @@ class bloom_filter : public detail::bloom_frontend<bloom_filter<Key, Hash>, Key,
                                 static_cast<double>(capacity));
     num_hashes_ = static_cast<std::size_t>(std::clamp(k, 1.0, 1024.0));
   }
+  bloom_filter(const bloom_filter&) = default;
+  bloom_filter& operator=(const bloom_filter&) = default;
+  /// A move leaves `other` an empty filter of one word (contains() and insert() read past its
+  /// empty table), as a moved-from cuckoo filter is: noexcept, so running out of memory for that
+  /// word ends the program.
+  bloom_filter(bloom_filter&& other) noexcept
+      : frontend(std::move(other)),
+        words_(std::exchange(other.words_, std::vector<std::uint64_t>(1))),
+        num_bits_(std::exchange(other.num_bits_, 64)),
+        num_hashes_(std::exchange(other.num_hashes_, 1)) {}
+  bloom_filter& operator=(bloom_filter&& other) noexcept {
+    if (this != &other) {
+      frontend::operator=(std::move(other));
+      words_ = std::exchange(other.words_, std::vector<std::uint64_t>(1));
+      num_bits_ = std::exchange(other.num_bits_, 64);
+      num_hashes_ = std::exchange(other.num_hashes_, 1);
+    }
+    return *this;
+  }
+  ~bloom_filter() = default;
 
   /// Bytes of the bit array.
   std::size_t size_in_bytes() const noexcept { return words_.size() * sizeof(std::uint64_t); }
@@ -436,6 +472,26 @@ class blocked_bloom_filter
     design_fpr_ = detail::blocked_bloom_model_fpr(
         static_cast<double>(num_bits()) / static_cast<double>(capacity), shape.hashes);
   }
+  blocked_bloom_filter(const blocked_bloom_filter&) = default;
+  blocked_bloom_filter& operator=(const blocked_bloom_filter&) = default;
+  /// A move leaves `other` an empty filter of one block (contains() and insert() read past its
+  /// empty table), as a moved-from cuckoo filter is: noexcept, so running out of memory for that
+  /// block ends the program.
+  blocked_bloom_filter(blocked_bloom_filter&& other) noexcept
+      : frontend(std::move(other)),
+        blocks_(std::exchange(other.blocks_, std::vector<block>(1))),
+        num_hashes_(other.num_hashes_),
+        design_fpr_(other.design_fpr_) {}
+  blocked_bloom_filter& operator=(blocked_bloom_filter&& other) noexcept {
+    if (this != &other) {
+      frontend::operator=(std::move(other));
+      blocks_ = std::exchange(other.blocks_, std::vector<block>(1));
+      num_hashes_ = other.num_hashes_;
+      design_fpr_ = other.design_fpr_;
+    }
+    return *this;
+  }
+  ~blocked_bloom_filter() = default;
 
   std::size_t size_in_bytes() const noexcept { return blocks_.size() * sizeof(block); }
   std::size_t num_hashes() const noexcept { return num_hashes_; }

@@ -274,8 +274,9 @@ inline file_header read_header_only(byte_source& src) {
 }
 
 /// Throws unless exactly the rest of the file that header `h` describes, `left` bytes, follows
-/// the header: fewer is a truncated file, more is junk after the filter.
-inline void check_body_length(const file_header& h, std::uint64_t left) {
+/// the header: fewer is a truncated file, more is junk after the filter. `whole`: `left` is all
+/// there is (a file's or buffer's length), not only what was read of a stream.
+inline void check_body_length(const file_header& h, std::uint64_t left, bool whole = true) {
   const std::uint64_t body = h.file_bytes() - file_header_bytes;
   if (left < body) {
     throw format_error("ccf: truncated filter file (the header claims " +
@@ -283,8 +284,10 @@ inline void check_body_length(const file_header& h, std::uint64_t left) {
                        std::to_string(file_header_bytes + left) + ")");
   }
   if (left > body) {
-    throw format_error("ccf: junk after the filter (" + std::to_string(left - body) +
-                       " bytes past its end)");
+    throw format_error(whole
+                           ? "ccf: junk after the filter (" + std::to_string(left - body) +
+                                 " bytes past its end)"
+                           : std::string("ccf: junk after the filter (more bytes follow its end)"));
   }
 }
 
@@ -310,7 +313,7 @@ inline void spill_body(const file_header& h, byte_source& src, std::vector<std::
     spill.resize(old + got);
     if (got < want) break;
   }
-  check_body_length(h, spill.size());
+  check_body_length(h, spill.size(), false);  // read up to one byte past the end
 }
 
 /// A filter file being read: its header (read, not yet checked against a filter type) and where
