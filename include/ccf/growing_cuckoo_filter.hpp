@@ -50,6 +50,7 @@
 #include "ccf/detail/batch_ops.hpp"
 #include "ccf/detail/canonical_table.hpp"
 #include "ccf/detail/growing_core.hpp"
+#include "ccf/detail/parallel.hpp"
 #include "ccf/detail/serialization.hpp"
 #include "ccf/hash.hpp"
 
@@ -440,18 +441,7 @@ class basic_growing_filter {
       skipped.fetch_add(skips, std::memory_order_relaxed);
       refused.fetch_add(refusals, std::memory_order_relaxed);
     };
-    {
-      std::vector<std::jthread> pool;
-      std::size_t t = 1;
-      try {
-        for (; t < workers; ++t)
-          pool.emplace_back(run, t);
-      } catch (...) {  // a thread that could not be started: the shares no thread took run here
-      }
-      for (; t < workers; ++t)
-        run(t);
-      run(0);
-    }
+    run_shares(workers, run);  // the shares no thread could take run here
     for (const std::exception_ptr& e : failures) {
       if (e) std::rethrow_exception(e);
     }

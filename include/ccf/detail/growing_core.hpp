@@ -77,6 +77,7 @@
 #include "ccf/detail/item_counter.hpp"
 #include "ccf/detail/lock_protocol.hpp"
 #include "ccf/detail/null_locking.hpp"
+#include "ccf/detail/parallel.hpp"
 #include "ccf/detail/read_epochs.hpp"
 #include "ccf/detail/sharded_rwlock.hpp"
 #include "ccf/detail/sizing.hpp"
@@ -564,17 +565,9 @@ class growing_core {
         placed += split_chunk(s, *next, c);
       entries.fetch_add(placed);
     };
-    {
-      // Chunks are handed out as threads ask: a thread that cannot be started leaves its share
-      // to those that were.
-      std::vector<std::jthread> pool;
-      try {
-        for (std::size_t t = 1; t < threads; ++t)
-          pool.emplace_back(work);
-      } catch (...) {  // no thread, or no memory for one: fewer threads
-      }
-      work();
-    }
+    // Chunks are handed out as threads ask: a thread that cannot be started leaves its share to
+    // those that were.
+    run_shares(threads, [&](std::size_t) { work(); });
     next->table->add_to_size(static_cast<std::ptrdiff_t>(entries.load()));
     return next;
   }
