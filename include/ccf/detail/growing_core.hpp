@@ -158,7 +158,8 @@ class growing_core {
   /// The table of one size.
   struct state {
     std::unique_ptr<engine_type> table;
-    unsigned k = 0;  // 2^k chunks
+    unsigned k = 0;                // 2^k chunks
+    std::uint64_t generation = 0;  // which table published this is (1, 2, ...): never reused
     std::size_t chunk_size() const noexcept { return table->indexer().chunk_size(); }
     std::size_t slots() const noexcept { return table->size_in_tags(); }
   };
@@ -187,11 +188,12 @@ class growing_core {
   bool insert(std::uint64_t h) {
     bool doubled_for_room = false;
     for (;;) {
-      const state* s = nullptr;
+      std::uint64_t seen = 0;
       bool inserted = false, full = false;
       {
         std::shared_lock<writer_gate> writing(writers_);
-        s = current_.load(std::memory_order_acquire);
+        const state* s = current_.load(std::memory_order_acquire);
+        seen = s->generation;
         const position p = locate(*s, h);
         inserted = insert_entry(*s, p, h);
         if (inserted) {
@@ -204,10 +206,10 @@ class growing_core {
         }
       }
       if (inserted) {
-        if (full) grow_after_insert(s);
+        if (full) grow_after_insert(seen);
         return true;
       }
-      if (!grow(s)) return false;
+      if (!grow(seen)) return false;
       doubled_for_room = true;
     }
   }
@@ -224,8 +226,19 @@ class growing_core {
   bool erase(std::uint64_t h) {
     std::shared_lock<writer_gate> writing(writers_);
     const state& s = *current_.load(std::memory_order_acquire);
-    if (keeps_hashes_ && !forget(h)) return false;  // never inserted: refused
-    if (!s.table->erase(locate(s, h))) return false;
+    if (keeps_hashes_) {
+      // An insert of h puts h in the set before its entry in the table: an erase that took h out
+      // and then found no entry yet would leave the entry without its hash, and the next rebuild
+      // would drop it (a false negative for a key whose erase answered false). So h leaves only
+      // with an entry, under the set's mutex.
+      std::lock_guard<std::mutex> lk(hashes_mutex_);
+      const auto it = hashes_.find(h);
+      if (it == hashes_.end()) return false;  // never inserted: refused
+      if (!s.table->erase(locate(s, h))) return false;
+      hashes_.erase(it);
+    } else if (!s.table->erase(locate(s, h))) {
+      return false;
+    }
     items_.add(-1);
     return true;
   }
@@ -402,6 +415,7 @@ class growing_core {
     return s;
   }
   void publish(std::unique_ptr<state> s) {
+    s->generation = ++generations_;
     current_.store(s.get(), std::memory_order_release);
     owned_ = std::move(s);
   }
@@ -477,17 +491,19 @@ class growing_core {
     return only_copies_of(p, h, matches) || !grows_for(s, matches);
   }
 
-  /// Doubles the table `seen` (unless another thread already did); false when it cannot
-  /// (rebuilt() found no table for the kept hashes).
-  bool grow(const state* seen) {
+  /// Doubles the table of generation `seen` (unless another thread already did); false when it
+  /// cannot (rebuilt() found no table for the kept hashes). A generation, not the table's
+  /// address: a table published after `seen` was freed may have its address.
+  bool grow(std::uint64_t seen) {
     std::lock_guard<std::mutex> one_growth(growth_mutex_);
     std::unique_ptr<state> old;
     {
       std::unique_lock<writer_gate> paused(writers_);
-      if (current_.load(std::memory_order_acquire) != seen) return true;
+      const state& now = *current_.load(std::memory_order_acquire);
+      if (now.generation != seen) return true;
       // A rebuild that failed fails again until the kept hashes change.
       if (keeps_hashes_ && hashes_.size() == failed_rebuild_) return false;
-      std::unique_ptr<state> next = keeps_hashes_ ? rebuilt(*seen) : split(*seen);
+      std::unique_ptr<state> next = keeps_hashes_ ? rebuilt(now) : split(now);
       if (!next) {
         failed_rebuild_ = hashes_.size();
         return false;
@@ -502,7 +518,7 @@ class growing_core {
   /// The doubling an insert that went in asks for past 95 % load. The item is in: if the table
   /// cannot double now (no memory, or no table for the kept hashes), it stays as it is and a
   /// later insert asks again.
-  void grow_after_insert(const state* seen) {
+  void grow_after_insert(std::uint64_t seen) {
     try {
       grow(seen);
     } catch (const std::bad_alloc&) {
@@ -603,6 +619,8 @@ class growing_core {
   unsigned threads_;
   Allocator alloc_;
   std::unique_ptr<state> owned_;
+  // Tables published so far (publish() runs with writers paused, or before the filter is shared).
+  std::uint64_t generations_ = 0;
   std::atomic<const state*> current_{nullptr};
   counter_type items_;
   std::atomic<unsigned> doublings_{0};

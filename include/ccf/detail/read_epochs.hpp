@@ -4,7 +4,9 @@
 //
 // A reader brackets its reads with enter() / exit(epoch): it adds one to the counter of the
 // current epoch parity in its shard (64 cache-line shards picked per thread, so readers on
-// different cores touch different lines) and takes it back when done. It never waits. A writer
+// different cores touch different lines), checks that the parity did not change meanwhile (else
+// it takes the one back and counts itself again), and takes it back when done. It never waits:
+// it counts itself again only after a writer flipped the parity. A writer
 // that has just unpublished something (a table replaced by a larger one) calls synchronize(): it
 // flips the epoch parity, then waits until every shard's counter of the old parity is zero.
 // Readers that entered after the flip count in the new parity and can only have seen what was
@@ -33,9 +35,18 @@ class read_epochs {
 
   /// Marks the calling thread as reading; pass the result to exit().
   unsigned enter() noexcept {
-    const unsigned parity = parity_.load(std::memory_order_seq_cst);
-    shards_[my_shard()].count[parity].fetch_add(1, std::memory_order_seq_cst);
-    return parity;
+    for (;;) {
+      const unsigned parity = parity_.load(std::memory_order_seq_cst);
+      std::atomic<std::int64_t>& count = shards_[my_shard()].count[parity];
+      count.fetch_add(1, std::memory_order_seq_cst);
+      // Counted only if the parity is still the one read: a reader that read it, stalled across
+      // a synchronize() that flipped it, and then counted itself in the old parity, would read
+      // what that flip's caller had just published, and the next synchronize(), which waits on
+      // the other parity only, would free that while it was read. Once the parity reads the
+      // same after the increment, the next flip comes after it and its synchronize() sees it.
+      if (parity_.load(std::memory_order_seq_cst) == parity) return parity;
+      count.fetch_sub(1, std::memory_order_release);
+    }
   }
   void exit(unsigned parity) noexcept {
     shards_[my_shard()].count[parity].fetch_sub(1, std::memory_order_release);
