@@ -245,6 +245,67 @@ void check_movable() {
     EXPECT_TRUE(b.contains(1));
   }
 }
+// save() and clear() seal every word and unseal it afterwards; both may help an operation they
+// meet, which takes a K-CAS thread slot. From a thread past the slot limit they are refused up
+// front (ccf::kcas_thread_limit_error, nothing sealed, nothing cleared): before, they went ahead
+// without a slot and, meeting an operation to help, threw halfway, with the unsealing in a
+// destructor ending the program.
+TEST(lockfree_filter, save_and_clear_past_the_thread_limit_are_refused_before_sealing) {
+  lf f(4096);
+  for (u64 k = 0; k < 1000; ++k)
+    ASSERT_TRUE(f.insert(k));
+  const std::size_t others = ccf::detail::kcas_max_threads - ccf::detail::kcas_threads_in_use();
+  std::latch holding(static_cast<std::ptrdiff_t>(others)), done(1);
+  std::vector<std::thread> holders;
+  holders.reserve(others);
+  const auto hold = [&] {
+    try {
+      static_cast<void>(ccf::detail::kcas_this_thread_slot());
+    } catch (const ccf::kcas_thread_limit_error&) {  // a slot another test's thread still held
+    }
+    holding.count_down();
+    done.wait();  // every slot stays held until the check below is over
+  };
+  try {
+    for (std::size_t i = 0; i < others; ++i)
+      holders.emplace_back(hold);
+  } catch (...) {  // no thread could be started: let those that run go
+    done.count_down();
+    for (auto& t : holders)
+      t.join();
+    throw;
+  }
+  holding.wait();
+  bool save_refused = false, clear_refused = false;
+  std::thread past_the_limit([&] {
+    std::ostringstream out;
+    try {
+      f.save(out);
+    } catch (const ccf::kcas_thread_limit_error&) {
+      save_refused = true;
+    }
+    try {
+      f.clear();
+    } catch (const ccf::kcas_thread_limit_error&) {
+      clear_refused = true;
+    }
+  });
+  past_the_limit.join();
+  done.count_down();
+  for (auto& t : holders)
+    t.join();
+  EXPECT_TRUE(save_refused);
+  EXPECT_TRUE(clear_refused);
+  EXPECT_EQ(f.size(), 1000u) << "a refused clear emptied the filter";
+  for (u64 k = 0; k < 1000; ++k)
+    ASSERT_TRUE(f.contains(k)) << k;
+  // No word was left sealed: writers, which wait for a seal to go, go on, and clear() works.
+  EXPECT_TRUE(f.insert(5000));
+  EXPECT_TRUE(f.erase(5000));
+  f.clear();
+  EXPECT_EQ(f.size(), 0u);
+}
+
 TEST(lockfree_filter, is_movable_not_copyable) {
   check_movable<lf>();
 }

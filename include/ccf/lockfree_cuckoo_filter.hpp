@@ -20,9 +20,10 @@
 // the table for their duration: they see (and clear) one consistent snapshot, and writers wait
 // until they are done. Files are those of the other filters: a lock-free filter's file loads into
 // a cuckoo_filter of the same layout and back (2, 4 or 8 slots a bucket; other bucket sizes have
-// no file members). Each thread that updates a lock-free filter holds
-// one of ccf's 512 K-CAS descriptor slots until it exits; an update from a 513th live thread
-// throws ccf::kcas_thread_limit_error. The filter is movable, not copyable.
+// no file members). A thread takes one of ccf's 512 K-CAS descriptor slots at its first save or
+// clear, its first update that moves an entry between buckets, or the first time it helps another
+// thread's K-CAS, and keeps it until it exits; such a call from a thread past the limit throws
+// ccf::kcas_thread_limit_error, having changed nothing. The filter is movable, not copyable.
 #pragma once
 
 #include <cstdint>

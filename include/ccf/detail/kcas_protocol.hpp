@@ -229,6 +229,10 @@ class kcas_protocol {
   auto sealed_phase(const Table& table, F& f, bool emptying) const {
     using layout = typename Table::layout;
     auto& t = const_cast<Table&>(table);
+    // Sealing and unsealing help the operations they meet, which takes a K-CAS thread slot: it is
+    // taken here, so that a thread past the limit is refused before any word is sealed, not by a
+    // cas in the unsealing guard's destructor (which would end the program).
+    static_cast<void>(kcas_this_thread_slot());
     std::lock_guard<std::mutex> serial(state_->snapshot_mutex);
     struct unseal {
       Table& t;
