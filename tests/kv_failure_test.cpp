@@ -2,7 +2,8 @@
 // close() reports a failure that came before it (also one of group mode's background sync, which
 // nothing else reports) after syncing what the log holds; the failure keeps its first cause;
 // a write over an older record that fails its checksum is refused before it is written; options
-// no store runs with are refused before anything is created.
+// no store runs with are refused before anything is created; a group_interval too long for the
+// clock does not make the background syncer spin.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ccf/detail/sizing.hpp"
 #include "ccf/kv/store.hpp"
 #include "kv_fault_fs.hpp"
 
@@ -126,13 +128,41 @@ TEST(kv_failure, options_no_store_runs_with_are_refused_before_anything_is_creat
   zero_interval.group_interval = std::chrono::milliseconds(0);
   kv::options huge = fault_options(kv_fault_fs::make(), kv::durability::every_write);
   huge.expected_keys = std::numeric_limits<std::size_t>::max() / 2;  // threw after the log existed
-  for (const kv::options& o : {zero_writes, zero_interval, huge}) {
+  kv::options no_durability = fault_options(kv_fault_fs::make(), kv::durability::every_write);
+  no_durability.sync = static_cast<kv::durability>(7);  // ran as durability::none: no syncs
+  for (const kv::options& o : {zero_writes, zero_interval, huge, no_durability}) {
     EXPECT_THROW(kv::store::open(dir, o), std::invalid_argument);
     EXPECT_FALSE(o.fs->exists(dir)) << "a refused open created the store's directory";
+  }
+  // The most keys a log can hold, more than this machine's memory can index: std::length_error,
+  // which came once the directory, LOCK and log existed (and the next open found a store).
+  kv::options beyond_memory = fault_options(kv_fault_fs::make(), kv::durability::every_write);
+  beyond_memory.expected_keys = kv::detail::kv_index::max_offset / kv::detail::record_size(1, 0);
+  if (ccf::detail::physical_memory_bytes() / 8 < beyond_memory.expected_keys) {
+    EXPECT_THROW(kv::store::open(dir, beyond_memory), std::length_error);
+    EXPECT_FALSE(beyond_memory.fs->exists(dir)) << "a refused open created the store's directory";
   }
   kv::options fine = fault_options(kv_fault_fs::make(), kv::durability::none);
   fine.group_writes = 0;  // only group mode uses it
   EXPECT_NO_THROW(kv::store::open(dir, fine)->close());
+}
+
+TEST(kv_failure, a_group_interval_past_the_clocks_range_does_not_make_the_syncer_spin) {
+  // milliseconds::max() (or any interval of some 290 years or more) put the syncer's deadline,
+  // now + interval in nanoseconds, in the past: it never slept, and synced each write at once
+  // however few of them there were.
+  fs_ptr fs = kv_fault_fs::make();
+  kv::options o = fault_options(fs, kv::durability::group);
+  o.group_interval = std::chrono::milliseconds::max();
+  o.group_writes = 1000;
+  auto s = kv::store::open(dir, o);
+  s->put("a", "1");  // neither the interval nor group_writes is reached: nothing to sync yet
+  for (int i = 0; i < 50 && s->stats().syncs == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(s->stats().syncs, 0u) << "the background syncer did not wait";
+  s->close();  // stops the syncer without waiting for the interval, and syncs
+  s = kv::store::open(dir, fault_options(power_loss(*fs)));
+  EXPECT_EQ(s->get("a"), "1");
 }
 
 }  // namespace

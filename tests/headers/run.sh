@@ -23,8 +23,8 @@ for h in "$src"/include/ccf/*.hpp; do
 done
 # Each detail header (one concept a file) includes what it uses, too.
 detail=0
-for h in "$src"/include/ccf/detail/*.hpp; do
-  name=ccf/detail/$(basename "$h")
+for h in "$src"/include/ccf/detail/*.hpp "$src"/include/ccf/kv/detail/*.hpp; do
+  name=${h#"$src"/include/}
   printf '#include <%s>\n' "$name" > "$work/detail.cpp"
   "$cxx" -std=c++20 -I "$src/include" "${extra[@]}" -fsyntax-only "$work/detail.cpp" \
     2> "$work/err" || { cat "$work/err"; fail "$name does not compile alone"; }

@@ -177,6 +177,10 @@ class cuckoo_engine {
     swap(capacity_, other.capacity_);
   }
 
+  /// The bytes of the table of `buckets` buckets.
+  static std::size_t table_bytes(std::size_t buckets) noexcept {
+    return Layout::words_for(buckets) * sizeof(typename Layout::word_type);
+  }
   /// The indexer (bucket count and chunking) of a table for `capacity` items. Throws
   /// std::invalid_argument for capacity 0, std::length_error when the count would overflow.
   static indexer_type plan(std::size_t capacity, std::size_t max_chunk) {
@@ -442,8 +446,7 @@ class cuckoo_engine {
                                   std::to_string(max_kicks));
     }
     check_bucket_count(static_cast<double>(indexer.num_buckets()), capacity);
-    check_fits_in_memory(
-        Layout::words_for(indexer.num_buckets()) * sizeof(typename Layout::word_type), capacity);
+    check_fits_in_memory(table_bytes(indexer.num_buckets()), capacity);
     return indexer;
   }
   void check_slot(std::size_t i, unsigned j) const {

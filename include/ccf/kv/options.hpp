@@ -27,6 +27,7 @@ enum class durability {
 struct options {
   durability sync = durability::every_write;
   std::size_t group_writes = 1024;
+  /// At most a day is waited: a longer interval syncs once a day.
   std::chrono::milliseconds group_interval{10};
   /// Size the index for this many keys from the start (0: it starts small and doubles).
   std::size_t expected_keys = 0;

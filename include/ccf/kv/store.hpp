@@ -189,8 +189,9 @@ class store {
   /// background syncer and releases the directory; closes in any case, then throws io_error if
   /// the sync failed (a snapshot that cannot be written is skipped: it only spares the next
   /// open its replay), or if the store failed earlier (a write, a background sync): then it
-  /// syncs what the log holds, writes no snapshot and throws that failure. Further calls do
-  /// nothing; other members throw std::logic_error.
+  /// syncs what the log holds, writes no snapshot and throws that failure. A compaction running
+  /// in another thread is waited for. Further calls do nothing; other members throw
+  /// std::logic_error.
   void close();
 
  private:
@@ -324,7 +325,7 @@ class store {
   std::uint64_t next_snapshot_ = 0;  // after a failed snapshot, the log end to try again at
   std::atomic<std::uint64_t> syncs_{0};
   std::atomic<std::uint64_t> compactions_{0};
-  std::mutex compaction_mutex_;
+  std::mutex compaction_mutex_;  // held by compact() and close(): one of them at a time
 
   // durability::group
   std::atomic<std::uint64_t> unsynced_writes_{0};

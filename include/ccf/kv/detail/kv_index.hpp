@@ -50,12 +50,15 @@ class kv_index {
 
   /// An empty index for `capacity` keys.
   kv_index(std::size_t capacity, std::uint64_t seed)
-      : engine_(capacity, chunked_alternate::max_chunk_buckets(layout::slots),
-                engine_type::default_max_kicks),
-        seed_(seed) {}
+      : engine_(capacity, max_chunk(), engine_type::default_max_kicks), seed_(seed) {}
   /// An empty index with the buckets of `indexer` (loading a snapshot).
   kv_index(const indexer_type& indexer, std::size_t capacity, std::uint64_t seed)
       : engine_(indexer, capacity, engine_type::default_max_kicks), seed_(seed) {}
+
+  /// The bytes of the table of an index for `capacity` keys.
+  static std::size_t table_bytes_for(std::size_t capacity) {
+    return engine_type::table_bytes(engine_type::plan(capacity, max_chunk()).num_buckets());
+  }
 
   std::uint64_t hash(std::string_view key) const noexcept {
     return XXH3_64bits_withSeed(key.data(), key.size(), seed_);
@@ -136,6 +139,10 @@ class kv_index {
   }
 
  private:
+  static std::size_t max_chunk() noexcept {
+    return chunked_alternate::max_chunk_buckets(layout::slots);
+  }
+
   engine_type engine_;
   std::uint64_t seed_;
 };

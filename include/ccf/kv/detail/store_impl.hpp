@@ -3,12 +3,16 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "ccf/detail/sizing.hpp"
+#include "ccf/kv/store.hpp"  // the class these are the members of
 
 namespace ccf::kv {
 
@@ -29,9 +33,9 @@ inline std::unique_ptr<kv_index> rebuild_index(const log_file& log, std::uint64_
       const std::string_view key = log.record_at(offset, end, scratch).key;
       const std::uint64_t h = fresh->hash(key);
       if (fresh->find(h, key, [&](std::uint64_t o) { return log.record_at(o, end, probe).key; })) {
-        throw corrupt_error(
-            "ccf::kv: the index holds a key twice (a damaged index snapshot): "
-            "remove the file 'index' of the store to rebuild it from the log");
+        throw corrupt_error("ccf::kv: the index of the log '" + log.path() +
+                            "' holds a key twice (a damaged index snapshot): remove the file "
+                            "'index' next to it to rebuild the index from the log");
       }
       fits = fresh->insert_new(h, offset);
     });
@@ -57,6 +61,14 @@ inline void raise_to(std::atomic<std::uint64_t>& a, std::uint64_t v) noexcept {
 /// Throws std::invalid_argument for options no store can run with, before anything is created.
 inline void check_options(const options& o) {
   if (!o.fs) throw std::invalid_argument("ccf::kv: options::fs is empty");
+  // A value outside the enumeration would run as durability::none (it is neither of the two
+  // compared with): writes meant to be synced never would be.
+  if (o.sync != durability::none && o.sync != durability::group &&
+      o.sync != durability::every_write) {
+    throw std::invalid_argument("ccf::kv: options::sync " +
+                                std::to_string(static_cast<int>(o.sync)) +
+                                " is not a durability (none, group or every_write)");
+  }
   if (o.sync == durability::group && (o.group_writes == 0 || o.group_interval.count() <= 0)) {
     throw std::invalid_argument(
         "ccf::kv: durability::group needs group_writes >= 1 and group_interval > 0");
@@ -67,6 +79,18 @@ inline void check_options(const options& o) {
     throw std::invalid_argument("ccf::kv: expected_keys " + std::to_string(o.expected_keys) +
                                 " is more keys than a log can hold (" + std::to_string(most_keys) +
                                 ")");
+  }
+  // The index for expected_keys is made by recover(), once the directory, the LOCK and the log
+  // exist: one larger than this machine's memory is refused here, before anything is created.
+  if (o.expected_keys != 0) {
+    const std::uint64_t bytes = kv_index::table_bytes_for(o.expected_keys);
+    const std::uint64_t memory = ccf::detail::physical_memory_bytes();
+    if (bytes > memory) {
+      throw std::length_error("ccf::kv: an index for expected_keys " +
+                              std::to_string(o.expected_keys) + " needs " + std::to_string(bytes) +
+                              " bytes, more than this machine's " + std::to_string(memory) +
+                              " bytes of memory");
+    }
   }
 }
 
@@ -438,9 +462,14 @@ inline void store::write_snapshot_locked() {
 }
 
 inline void store::background_syncer(const std::stop_token& stop) {
+  // The wait's deadline is now + the interval in steady-clock nanoseconds: capped at a day so that
+  // it cannot wrap into the past (milliseconds::max(), or some 290 years), where the syncer would
+  // spin and never sleep. Syncing more often than group_interval only loses less at a crash.
+  const std::chrono::milliseconds interval =
+      std::min<std::chrono::milliseconds>(options_.group_interval, std::chrono::hours(24));
   std::unique_lock<std::mutex> lk(syncer_mutex_);
   while (!stop.stop_requested()) {
-    syncer_cv_.wait_for(lk, stop, options_.group_interval,
+    syncer_cv_.wait_for(lk, stop, interval,
                         [&] { return unsynced_writes_.load() >= options_.group_writes; });
     unsynced_writes_.store(0);
     lk.unlock();

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ccf/kv/store.hpp"  // the class these are the members of
+
 namespace ccf::kv {
 
 namespace detail {
@@ -200,6 +202,11 @@ inline void store::close() {
     if (closed_) return;
     check_not_guarding();  // before the syncer is stopped: a refused close changes nothing
   }
+  // One close at a time, never during a compaction (it finishes first): the syncer thread is
+  // joined once, and no compaction file is written or removed after the LOCK goes to the
+  // store's next owner.
+  std::lock_guard<std::mutex> one_at_a_time(compaction_mutex_);
+  if (closed_) return;
   if (syncer_.joinable()) {
     syncer_.request_stop();
     syncer_cv_.notify_all();
