@@ -39,6 +39,7 @@
 #include <ccf/runtime_filter.hpp>
 
 #include "items.hpp"
+#include "typed_arg.hpp"
 
 namespace ccf_py {
 
@@ -79,7 +80,7 @@ class py_filter {
 
   const ccf::runtime_filter& get() const noexcept { return f_; }
   bool concurrent() const noexcept { return concurrent_; }
-  std::uint64_t hash(py::handle item) const { return hasher_.item(item); }
+  std::uint64_t hash(item_arg item) const { return hasher_.item(item); }
 
   /// Runs op(), a single-item call or a property read of the filter, with the GIL held, or
   /// released while a save streams (see the top of this file). Call with the GIL held.
@@ -91,31 +92,31 @@ class py_filter {
   }
 
   // ---- one item (hashed with the GIL held, then single()) ----
-  void add(py::handle item) {
+  void add(item_arg item) {
     const std::uint64_t h = hasher_.item(item);
     if (!single([&] { return f_.insert_hash(h); })) raise_full(0, f_.growing());
   }
-  bool remove(py::handle item) {
+  bool remove(item_arg item) {
     const std::uint64_t h = hasher_.item(item);
     return single([&] { return f_.erase_hash(h); });
   }
-  bool contains(py::handle item) const {
+  bool contains(item_arg item) const {
     const std::uint64_t h = hasher_.item(item);
     return single([&] { return f_.contains_hash(h); });
   }
-  std::size_t count(py::handle item) const {
+  std::size_t count(item_arg item) const {
     const std::uint64_t h = hasher_.item(item);
     return single([&] { return f_.count_hash(h); });
   }
 
   // ---- batches ----
   /// add_many and update in Python: a numpy array (in place) or the items of any other iterable.
-  void add_many(py::handle items) {
+  void add_many(items_arg items) {
     if (py::isinstance<py::array>(items))
       return add_array(py::reinterpret_borrow<py::array>(items));
     add_iterable(items);
   }
-  py::array_t<bool> contains_many(py::handle items) const {
+  py::array_t<bool> contains_many(items_arg items) const {
     if (py::isinstance<py::array>(items))
       return contains_array(py::reinterpret_borrow<py::array>(items));
     return contains_iterable(items);
@@ -144,7 +145,7 @@ class py_filter {
   /// reads), so neither holds the GIL: a sequential filter, which the GIL guards, is serialised
   /// first; a concurrent one streams under its shared lock, counted in streaming_saves_ (with
   /// the GIL held) while it does. A failed write is an OSError.
-  void save(py::handle path) const {
+  void save(path_arg path) const {
     const std::string p = fs_path(path);
     std::vector<std::byte> bytes;
     if (!concurrent_) bytes = f_.to_bytes();

@@ -16,6 +16,7 @@
 
 #include "filter.hpp"
 #include "items.hpp"
+#include "typed_arg.hpp"
 
 namespace py = pybind11;
 using ccf_py::growing_filter;
@@ -61,8 +62,8 @@ void check_fpr(double fpr) {
   }
 }
 
-std::unique_ptr<static_filter> make_static(py::handle capacity, double fpr, bool concurrent,
-                                           py::handle seed) {
+std::unique_ptr<static_filter> make_static(ccf_py::int_arg capacity, double fpr, bool concurrent,
+                                           ccf_py::int_arg seed) {
   const std::size_t n = check_capacity(capacity, "capacity");
   check_fpr(fpr);
   ccf::filter_config c = ccf::filter_config::for_rate(n, fpr, py_filter::kind_for(concurrent));
@@ -70,9 +71,9 @@ std::unique_ptr<static_filter> make_static(py::handle capacity, double fpr, bool
   return std::make_unique<static_filter>(ccf::runtime_filter(c), concurrent);
 }
 
-std::unique_ptr<growing_filter> make_growing(py::handle initial_capacity, double fpr,
-                                             bool concurrent, py::handle max_doublings,
-                                             py::handle seed) {
+std::unique_ptr<growing_filter> make_growing(ccf_py::int_arg initial_capacity, double fpr,
+                                             bool concurrent, ccf_py::int_arg max_doublings,
+                                             ccf_py::int_arg seed) {
   const std::size_t n = check_capacity(initial_capacity, "initial_capacity");
   check_fpr(fpr);
   const auto doublings = static_cast<unsigned>(
@@ -90,7 +91,7 @@ py::object wrap(ccf::runtime_filter f, bool concurrent) {
 }
 
 template <class Wanted>
-std::unique_ptr<Wanted> from_bytes_as(py::handle data, bool concurrent) {
+std::unique_ptr<Wanted> from_bytes_as(ccf_py::buffer_arg data, bool concurrent) {
   ccf::runtime_filter f = py_filter::from_bytes(data, concurrent);
   constexpr bool want_growing = std::is_same_v<Wanted, growing_filter>;
   if (f.growing() != want_growing) {
@@ -279,7 +280,7 @@ any item while copies keep it less than an eighth full.)")
 void bind_functions(py::module_& m) {
   m.def(
       "load",
-      [](py::handle path, bool concurrent) {
+      [](ccf_py::path_arg path, bool concurrent) {
         return wrap(py_filter::from_file(path, concurrent), concurrent);
       },
       py::arg("path"), py::kw_only(), py::arg("concurrent") = true,
@@ -288,7 +289,7 @@ void bind_functions(py::module_& m) {
       "filter; OSError if it cannot be read.");
   m.def(
       "loads",
-      [](py::handle data, bool concurrent) {
+      [](ccf_py::buffer_arg data, bool concurrent) {
         return wrap(py_filter::from_bytes(data, concurrent), concurrent);
       },
       py::arg("data"), py::kw_only(), py::arg("concurrent") = true,

@@ -201,3 +201,23 @@ def test_full_filter_raises():
     n = len(f)
     assert all(i in f for i in range(n))  # nothing added before is lost
     assert not issubclass(ccf.FilterFullError, ValueError)
+
+
+def test_signatures_name_python_types():
+    """help() shows each argument's Python type, not the binding's internal one."""
+    docs = [
+        (ccf.CuckooFilter.__init__, ["capacity: int", "seed: int"]),
+        (ccf.GrowingCuckooFilter.__init__, ["initial_capacity: int", "max_doublings: int"]),
+        (ccf.Filter.add, ["item: int | str | bytes | Buffer"]),
+        (ccf.Filter.__contains__, ["item: int | str | bytes | Buffer"]),
+        (ccf.Filter.add_many, ["items: numpy.ndarray | Iterable"]),
+        (ccf.Filter.save, ["path: str | bytes | os.PathLike"]),
+        (ccf.load, ["path: str | bytes | os.PathLike"]),
+        (ccf.loads, ["data: Buffer"]),
+        (ccf.CuckooFilter.frombytes, ["data: Buffer"]),
+    ]
+    for function, wanted in docs:
+        doc = function.__doc__
+        assert "handle" not in doc, doc
+        for text in wanted:
+            assert text in doc, (text, doc)
