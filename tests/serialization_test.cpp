@@ -231,6 +231,31 @@ TEST(serialization, many_chunk_tables_round_trip) {
   round_trip<lockfree<12, 4>, seq<12, 4>>(capacity, 0.2);
 }
 
+// to_bytes() sizes its vector from the header at once: the file in one block of its size (it grew
+// the vector as it wrote, so a large filter's bytes took up to twice their size, and copies).
+TEST(serialization, to_bytes_allocates_the_file_once) {
+  const auto exact = [](const std::vector<std::byte>& b) {
+    EXPECT_EQ(b.capacity(), b.size());
+    EXPECT_GT(b.size(), 3u * 8192) << "a file of several writer buffers";
+  };
+  seq<16, 4> s(100000);
+  conc<12, 4> c(100000);
+  lockfree<12, 4> l(100000);
+  ccf::growing_cuckoo_filter<u64> small(1000, 1e-3), large(200000, 1e-3);
+  for (u64 k = 0; k < 50000; ++k) {
+    s.insert(k);
+    c.insert(k);
+    l.insert(k);
+    small.insert(k);  // doubles while it keeps its items' hashes, which its file holds
+    large.insert(k);
+  }
+  exact(s.to_bytes());
+  exact(c.to_bytes());
+  exact(l.to_bytes());
+  exact(small.to_bytes());
+  exact(large.to_bytes());
+}
+
 TEST(serialization, string_keys) {
   ccf::cuckoo_filter<std::string> f(1000);
   ccf::lockfree_cuckoo_filter<std::string> l(1000);

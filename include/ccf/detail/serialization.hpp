@@ -355,11 +355,13 @@ class filter_source {
 };
 
 /// Writes the header, then 64-bit words as little-endian bytes, then the trailer, checksumming
-/// all of it. `Out` is called as out(const unsigned char*, std::size_t).
+/// all of it. `Out` is called as out(const unsigned char*, std::size_t); one with a reserve(n)
+/// member is told the file's size first.
 template <class Out>
 class word_writer {
  public:
   word_writer(Out out, const file_header& h) : out_(std::move(out)) {
+    if constexpr (requires { out_.reserve(h.file_bytes()); }) out_.reserve(h.file_bytes());
     XXH3_64bits_reset(&state_);
     const header_bytes bytes = encode_header(h);
     XXH3_64bits_update(&state_, bytes.data(), bytes.size());
@@ -448,9 +450,14 @@ struct stream_out {
   }
 };
 
-/// Output appended to a byte vector.
+/// Output appended to a byte vector, which is given the file's size at once: it holds the file
+/// in one block of that size, never a larger one, nor the copies of growing it.
 struct buffer_out {
   std::vector<std::byte>* out;
+  void reserve(std::uint64_t bytes) const {
+    if (bytes > out->max_size() - out->size()) throw std::length_error("ccf: filter too large");
+    out->reserve(out->size() + static_cast<std::size_t>(bytes));
+  }
   void operator()(const unsigned char* p, std::size_t n) const {
     const std::size_t old = out->size();
     out->resize(old + n);
