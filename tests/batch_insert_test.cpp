@@ -16,6 +16,7 @@
 #include <ccf/detail/indexer.hpp>
 
 #include "filter_types.hpp"
+#include "run_threads.hpp"
 
 namespace ccf_test {
 namespace {
@@ -269,6 +270,38 @@ TEST(grouped_insert_blocks, a_batch_of_two_blocks_that_does_not_fit_inserts_exac
   for (u64 k : before_keys)
     ASSERT_TRUE(f.erase(k));
   EXPECT_EQ(f.size(), 0u);
+}
+
+TEST(grouped_insert_blocks, concurrent_batches_into_a_full_table_fill_it) {
+  // Two threads fill a concurrent filter past full with large batches (grouped, from 50 % load).
+  // A grouped batch places items past its own refusal before it erases them again; another
+  // batch that meets them finds its chunk full. Both stopped there, near 87 % load: a refused
+  // batch goes on one item at a time, so that the batch that is refused last meets the table
+  // as it is.
+  for (u64 round = 0; round < 4; ++round) {
+    ccf::concurrent_cuckoo_filter<u64> f(1500000, round + 1);
+    ASSERT_GE(f.chunks(), 2u);
+    const auto before = make_keys(f.size_in_tags() / 2, 40 + round);
+    ASSERT_EQ(f.insert_many(std::span<const u64>(before)), before.size());
+    const std::size_t per_thread = f.size_in_tags() / 2, slice = per_thread / 4;
+    std::vector<u64> keys[2] = {make_keys(per_thread, 50 + round),
+                                make_keys(per_thread, 60 + round)};
+    std::size_t went_in[2] = {0, 0};
+    ccf_test::run_threads(2, [&](int t) {
+      for (std::size_t s = 0; s < per_thread; s += slice) {
+        const std::span<const u64> part(keys[t].data() + s, std::min(slice, per_thread - s));
+        const std::size_t r = f.insert_many(part);
+        went_in[t] += r;
+        if (r < part.size()) break;
+      }
+    });
+    EXPECT_EQ(f.size(), before.size() + went_in[0] + went_in[1]);
+    EXPECT_GE(f.load_factor(), 0.93)
+        << "round " << round << ": " << went_in[0] << " + " << went_in[1] << " items went in";
+    for (int t = 0; t < 2; ++t) {
+      EXPECT_EQ(f.contains_many(std::span<const u64>(keys[t].data(), went_in[t])), went_in[t]);
+    }
+  }
 }
 
 }  // namespace

@@ -32,7 +32,10 @@
 //    go in, and they go on prefetching each level to hide the misses. An item refused in a
 //    block sets a cutoff: items of the block after it are skipped, the ones after it already
 //    inserted are erased again, and items before it are still inserted; the result is the same
-//    as inserting in order.
+//    as inserting in order. The batch then goes on one item at a time from the refused item:
+//    in a concurrent filter, the items other threads' blocks placed past their own cutoffs may
+//    have filled its chunk until they are erased (two batches filling a table at once each
+//    stopped at 87 % load that way).
 //  Erasing again (engine.take_back) leaves an item alone when a clear() has run since its block
 //  began: the clear removed the copy the batch placed, and a copy there now is another thread's
 //  (erasing it would be a false negative). An item placed after such a clear then stays: the
@@ -427,17 +430,28 @@ std::size_t batch_insert(Engine& engine, std::size_t n, HashAt&& hash_at) {
     const std::size_t end = std::min(n, begin + block);
     const double load =
         static_cast<double>(engine.size()) / static_cast<double>(engine.size_in_tags());
-    std::size_t done;
+    auto in_order_from = [&](std::size_t from, std::size_t to) {
+      return insert_in_order(engine, to - from,
+                             [&](std::size_t k) { return indexer.locate(hash_at(from + k)); });
+    };
     if (indexer.chunks() == 1 || end - begin < grouped_min_per_chunk * indexer.chunks() ||
         load < grouped_min_load) {
-      done = insert_in_order(engine, end - begin,
-                             [&](std::size_t k) { return indexer.locate(hash_at(begin + k)); });
+      const std::size_t done = in_order_from(begin, end);
+      if (done != end - begin) return begin + done;
     } else {
       if (!scratch) scratch.emplace(block, indexer.chunks());
       sort_block_by_chunk(indexer, begin, end, hash_at, *scratch);
-      done = insert_block_grouped(engine, begin, end, hash_at, *scratch);
+      const std::size_t done = insert_block_grouped(engine, begin, end, hash_at, *scratch);
+      if (done != end - begin) {
+        // The chunk of item begin + done was full. In a concurrent filter, items that other
+        // threads' grouped batches placed past their own refusals may have filled it, and they
+        // are being erased again: the rest of the batch goes one item at a time from the refused
+        // one, refused only where its chunk is full when the item comes (alone, the item meets
+        // the chunk as it was, and is refused again at once).
+        const std::size_t from = begin + done;
+        return from + in_order_from(from, n);
+      }
     }
-    if (done != end - begin) return begin + done;
     begin = end;
   }
   return n;

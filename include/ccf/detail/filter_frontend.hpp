@@ -154,7 +154,9 @@ class basic_filter {
   /// threads of a concurrent filter may see them in another order, and briefly see a key after a
   /// refused one, which is then erased again. Within a slot or so of full, the keys placed after
   /// a deferred key may take the room its path needed: keys[result] can be refused where inserts
-  /// one at a time would have placed it (and refused a later key instead).
+  /// one at a time would have placed it (and refused a later key instead). A large batch refused
+  /// in a concurrent filter tries again one key at a time from the refused key, as the keys that
+  /// other batches placed past their own refusals may have filled its chunk for a moment.
   std::size_t insert_many(std::span<const Key> keys) {
     return batch_insert(engine_, keys.size(), [&](std::size_t k) { return hash_of(keys[k]); });
   }
