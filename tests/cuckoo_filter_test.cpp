@@ -182,5 +182,23 @@ TEST(hash, is_version_stable) {
   EXPECT_EQ(ccf::hash<std::string>{}("", 0), 0x2d06800538d394c2ULL);  // XXH3_64bits of ""
 }
 
+template <class Key>
+concept has_ccf_hash = requires(const Key& key) {
+  ccf::hash<Key>{}(key, std::uint64_t{0});
+};
+
+TEST(hash, integers_wider_than_64_bits_have_no_hash) {
+  // Cutting a 128-bit key to its low 64 bits would make keys that differ only in their high bits
+  // (IPv6 addresses of one /64) one item: all of them answer yes once one is inserted.
+  __extension__ using u128 = unsigned __int128;
+  __extension__ using i128 = __int128;
+  EXPECT_FALSE(has_ccf_hash<u128>);
+  EXPECT_FALSE(has_ccf_hash<i128>);
+  EXPECT_TRUE(has_ccf_hash<u64>);
+  EXPECT_TRUE(has_ccf_hash<std::int8_t>);
+  EXPECT_TRUE(has_ccf_hash<char32_t>);
+  EXPECT_FALSE(has_ccf_hash<bool>);
+}
+
 }  // namespace
 }  // namespace ccf_test

@@ -150,10 +150,30 @@ TEST(Params, FourBitTablesAreSizedAsTheFilterSizesThem) {
   EXPECT_EQ(small.num_buckets, f4x2(100).num_buckets());
 }
 
+TEST(Params, BucketsAreWhatTheFilterAllocates) {
+  // Exactly with the global alternate; a chunked table of several chunks rounds each chunk up to
+  // a multiple of 64 buckets (n = 10^6 at 1e-3: 268,800 buckets in 3 chunks for 268,626).
+  const ccf::filter_params p = ccf::params_for(1'000'000, 0.001);
+  ASSERT_EQ(p.fingerprint_bits, 16U);
+  ASSERT_EQ(p.slots_per_bucket, 4U);
+  using global =
+      ccf::cuckoo_filter<std::uint64_t, 16, 4, ccf::hash<std::uint64_t>, ccf::global_alternate>;
+  EXPECT_EQ(p.num_buckets, global(1'000'000).num_buckets());
+  using chunked_filter = ccf::cuckoo_filter<std::uint64_t, 16, 4>;
+  const chunked_filter chunked(1'000'000);
+  EXPECT_GT(chunked.chunks(), 1U);
+  EXPECT_GE(chunked.num_buckets(), p.num_buckets);
+  EXPECT_LE(chunked.num_buckets(), p.num_buckets + 63 * chunked.chunks());
+  const ccf::filter_params one_chunk = ccf::params_for(100'000, 0.001);
+  EXPECT_EQ(one_chunk.num_buckets, chunked_filter(100'000).num_buckets());
+}
+
 TEST(Params, BloomComparison) {
   for (const double fpr : fprs) {
     const auto p = ccf::params_for(1'000'000, fpr);
-    EXPECT_NEAR(p.bloom_bits_per_item, 1.4427 * std::log2(1.0 / fpr), 1e-4 * p.bloom_bits_per_item);
+    // Above 1/2 the optimal k is 1, whose rate 1 - e^(-1/bits) needs 1 / -ln(1 - eps) bits.
+    const double bits = fpr > 0.5 ? -1.0 / std::log1p(-fpr) : 1.4427 * std::log2(1.0 / fpr);
+    EXPECT_NEAR(p.bloom_bits_per_item, bits, 1e-4 * p.bloom_bits_per_item) << fpr;
     const double k = std::max(1.0, std::round(std::numbers::ln2 * p.bloom_bits_per_item));
     EXPECT_EQ(p.bloom_hashes, static_cast<unsigned>(k));
   }

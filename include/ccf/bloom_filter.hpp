@@ -7,7 +7,9 @@
 //   to whole words (log2(e) = 1/ln 2 = 1.4427..., the "1.44" of the classical bound
 //   m >= 1.44 n log2(1/eps)), and k = max(1, round(ln 2 * m / n)) probes. With k at its optimum the
 //   rate after n inserts is (1 - e^{-kn/m})^k, i.e. about eps; rounding k to an integer moves it
-//   by a few per cent either way.
+//   by a few per cent either way. Above eps = 1/2 the optimal k, log2(1/eps), is below 1 and k is
+//   1, whose rate 1 - e^{-n/m} needs m = ceil(n / -ln(1 - eps)) bits (the classical bound would
+//   give 0.22 n bits at eps = 0.9: a rate of 0.99); both rules agree at eps = 1/2.
 //   Probes: the key is hashed once, h = Hash{}(key, key_seed(seed)). Probe i (0 <= i < k) is bit
 //   range_reduce(h + i * d, m) with d = mix64(h ^ salt) | 1 (double hashing in the sense of Kirsch
 //   and Mitzenmacher: two hash values give k probes with the same asymptotic false-positive rate as
@@ -369,8 +371,7 @@ class bloom_filter : public detail::bloom_frontend<bloom_filter<Key, Hash>, Key,
  public:
   bloom_filter(std::size_t capacity, double fpr, std::uint64_t seed = ccf::default_seed)
       : frontend(capacity, fpr, seed) {
-    const double bits =
-        std::ceil(std::numbers::log2e * static_cast<double>(capacity) * std::log2(1.0 / fpr));
+    const double bits = std::ceil(detail::bloom_bits_per_item(fpr) * static_cast<double>(capacity));
     words_.assign(detail::bloom_words_for_bits(name, bits, capacity), 0);
     num_bits_ = words_.size() * 64;
     const double k = std::round(std::numbers::ln2 * static_cast<double>(num_bits_) /

@@ -4,7 +4,8 @@
 // ccf::hash<Key> maps a key and a 64-bit seed to a 64-bit value:
 //   - unsigned and signed integers up to 64 bits: the integer (zero-extended to 64 bits, signed
 //     values taken as their two's-complement bits) goes through ccf::mix64(x ^ seed), a
-//     bijective 64-bit finalizer;
+//     bijective 64-bit finalizer. Wider integers (__int128) have no ccf::hash: cutting them to
+//     64 bits would make keys that differ only in their high bits one item;
 //   - std::string, std::string_view, const char*: XXH3_64bits_withSeed(bytes, seed) from xxHash.
 // Both are fixed functions of (key, seed): the same key and seed give the same hash on every
 // platform and in every release of ccf. A filter built with seed s hashes its keys as
@@ -55,7 +56,8 @@ template <class Key, class Enable = void>
 struct hash;  // not defined: specialise for your key type
 
 template <class Key>
-struct hash<Key, std::enable_if_t<std::is_integral_v<Key> && !std::is_same_v<Key, bool>>> {
+struct hash<Key, std::enable_if_t<std::is_integral_v<Key> && !std::is_same_v<Key, bool> &&
+                                  sizeof(Key) <= sizeof(std::uint64_t)>> {
   constexpr std::uint64_t operator()(Key key, std::uint64_t seed) const noexcept {
     using unsigned_key = std::make_unsigned_t<Key>;
     const auto bits = static_cast<std::uint64_t>(static_cast<unsigned_key>(key));

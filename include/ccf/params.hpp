@@ -15,14 +15,18 @@
 //                        tables get more buckets as n grows, see sizing.hpp). eps < 2b / 2^32
 //                        cannot be met: std::invalid_argument.
 //   num_buckets:         ccf::detail::buckets_for_capacity(n, b, f), exactly what a ccf cuckoo
-//                        filter of capacity n allocates.
+//                        filter of capacity n allocates with ccf::global_alternate, or with the
+//                        default ccf::chunked_alternate while its table is one chunk (2^19
+//                        slots); a table of several chunks rounds each chunk up to a multiple of
+//                        64 buckets (at most 63 buckets a chunk, under 0.2 % more).
 //   load_factor:         alpha = n / (num_buckets * b), the load once the filter holds n items.
 //   expected_fpr:        1 - (1 - 1/(2^f - 1))^(2 b alpha), about 2 b alpha / (2^f - 1): a lookup
 //                        meets 2 b alpha stored fingerprints on average, each a false match with
 //                        probability 1/(2^f - 1) (fingerprint 0 marks an empty slot). It is at most
 //                        eps by the choice of f.
 //   bits_per_item:       f * b * num_buckets / n, i.e. f / alpha.
-//   bloom_bits_per_item: log2(e) * log2(1/eps) (the classical 1.44 log2(1/eps)), and
+//   bloom_bits_per_item: log2(e) * log2(1/eps) (the classical 1.44 log2(1/eps)), or
+//                        1 / -ln(1 - eps) above eps = 1/2 (where k = 1), and
 //   bloom_hashes:        k = max(1, round(ln 2 * bloom_bits_per_item)), the optimal k.
 #pragma once
 
@@ -44,11 +48,12 @@ struct filter_params {
                                   // least min_fingerprint_bits (smallest_layout_for counts the load
                                   // instead, and may take fewer)
   unsigned slots_per_bucket;      // b
-  std::size_t num_buckets;        // buckets a ccf cuckoo filter of this capacity allocates
+  std::size_t num_buckets;        // buckets a ccf cuckoo filter of this capacity allocates (a
+                                  // chunked one of several chunks: up to 63 a chunk more)
   double load_factor;             // n / (num_buckets * b)
   double expected_fpr;            // 1 - (1 - 1/(2^f - 1))^(2 b load_factor), <= target_fpr
   double bits_per_item;           // f * b * num_buckets / n
-  double bloom_bits_per_item;     // log2(e) * log2(1/eps) for a Bloom filter with the same target
+  double bloom_bits_per_item;     // for a Bloom filter with the same target (see above)
   unsigned bloom_hashes;          // its optimal number of hash functions
   unsigned min_fingerprint_bits;  // max(4, ceil(log2(2b/eps))), the thesis's bound at full load
   std::size_t capacity;           // n
@@ -128,7 +133,7 @@ inline filter_params params_with_slots(std::size_t n, double fpr, unsigned slots
   const double slots_total = static_cast<double>(p.num_buckets) * slots;
   p.load_factor = static_cast<double>(n) / slots_total;
   p.expected_fpr = expected_fpr(p.fingerprint_bits, slots, p.load_factor);
-  p.bloom_bits_per_item = std::numbers::log2e * std::log2(1.0 / fpr);
+  p.bloom_bits_per_item = detail::bloom_bits_per_item(fpr);
   p.bloom_hashes =
       static_cast<unsigned>(std::max(1.0, std::round(std::numbers::ln2 * p.bloom_bits_per_item)));
   return p;
@@ -193,7 +198,7 @@ filter_params smallest_layout_among(std::size_t n, double fpr, Allowed&& allowed
       p.target_fpr = fpr;
       p.slots_per_bucket = slots;
       p.min_fingerprint_bits = detail::min_fingerprint_bits_for(fpr, slots);
-      p.bloom_bits_per_item = std::numbers::log2e * std::log2(1.0 / fpr);
+      p.bloom_bits_per_item = detail::bloom_bits_per_item(fpr);
       p.bloom_hashes = static_cast<unsigned>(
           std::max(1.0, std::round(std::numbers::ln2 * p.bloom_bits_per_item)));
       p.fingerprint_bits = bits;

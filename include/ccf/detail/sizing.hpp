@@ -107,4 +107,13 @@ inline void check_fits_in_memory(std::uint64_t bytes, std::size_t capacity) {
   }
 }
 
+/// The bits per item of a Bloom filter of false-positive rate eps with k at its optimum:
+/// log2(e) log2(1/eps) (the classical 1.44 log2(1/eps)) up to eps = 1/2, where the optimal k is
+/// 1; above it k is 1 and the rate 1 - e^{-n/m} needs 1 / -ln(1 - eps) bits an item (the
+/// classical bound would give too few: 0.22 at eps = 0.9, a rate of 0.99). Both agree at 1/2.
+inline double bloom_bits_per_item(double eps) noexcept {
+  constexpr double log2e = 1.4426950408889634;
+  return eps > 0.5 ? -1.0 / std::log1p(-eps) : log2e * std::log2(1.0 / eps);
+}
+
 }  // namespace ccf::detail
