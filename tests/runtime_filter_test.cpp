@@ -256,6 +256,18 @@ TEST(runtime_filter, a_moved_from_filter_is_an_empty_filter_of_its_shape) {
   }
 }
 
+TEST(runtime_filter_errors, a_growing_file_loaded_as_lock_free_is_a_bad_argument) {
+  // There is no lock-free growing filter: the file is good, the kind asked for is not.
+  runtime_filter g(filter_config::growing_for_rate(100, 0.001));
+  ASSERT_TRUE(g.insert("a"));
+  const std::vector<std::byte> bytes = g.to_bytes();
+  EXPECT_THROW(runtime_filter::load(std::span<const std::byte>(bytes), filter_kind::lockfree),
+               std::invalid_argument);
+  const runtime_filter h =
+      runtime_filter::load(std::span<const std::byte>(bytes), filter_kind::concurrent);
+  EXPECT_TRUE(h.growing() && h.contains("a"));
+}
+
 TEST(runtime_filter_errors, kind_names_round_trip) {
   for (filter_kind k : {filter_kind::sequential, filter_kind::concurrent, filter_kind::lockfree})
     EXPECT_EQ(ccf::parse_filter_kind(ccf::to_string(k)), k);

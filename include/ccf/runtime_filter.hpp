@@ -289,7 +289,9 @@ class basic_runtime_filter {
 
   /// A filter saved by any ccf filter over string keys with chunked_alternate (or by
   /// runtime_filter), as `kind`; a growing filter's file loads as a growing filter. Throws
-  /// ccf::format_error as the typed filters do (and for a global_alternate filter's file).
+  /// ccf::format_error as the typed filters do (and for a global_alternate filter's file), and
+  /// std::invalid_argument for a growing filter's file asked for as filter_kind::lockfree (there
+  /// is no lock-free growing filter).
   static basic_runtime_filter load(std::istream& in, filter_kind kind = filter_kind::sequential,
                                    const Allocator& alloc = Allocator()) {
     detail::filter_source src(in);
