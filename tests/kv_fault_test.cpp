@@ -3,10 +3,9 @@
 // (unsynced writes dropped, applied or torn), process crashes and injected I/O failures at random
 // points, checked after each reboot against tests/kv_model.hpp; a failure at every step of a
 // compaction and of an index snapshot; holes after the synced end (the dropped-<offset> file,
-// strict_recovery); a write queued behind a failed sync; the replayed tail at close(); close()
-// while a compaction or another close() runs; a forged index snapshot. CCF_TEST_SCALE scales the
-// number of rounds; CCF_KV_FAULT_SEED=n gives the random workloads other seeds; CCF_KV_TRACE=1
-// traces their rounds.
+// strict_recovery); a write queued behind a failed sync; the replayed tail at close(); a forged
+// index snapshot. CCF_TEST_SCALE scales the number of rounds; CCF_KV_FAULT_SEED=n gives the
+// random workloads other seeds; CCF_KV_TRACE=1 traces their rounds.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,7 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -626,102 +624,6 @@ TEST(kv_fault_store, close_after_recovery_makes_the_replayed_tail_durable) {
   } catch (const std::exception& e) {
     ADD_FAILURE() << "after close() and a power loss: " << e.what();
   }
-}
-
-// ---- close() while another thread compacts or closes --------------------------------------------
-
-/// Blocks the first operation of kind `o` on `path` (made after it is set) until release() is
-/// called; wait() is true once an operation is blocked, false if none is within 10 s.
-struct blocker {
-  std::atomic<bool> armed{true}, blocked{false}, released{false};
-  void install(kv_fault_fs& fs, kv_fault_fs::op o, std::string path) {
-    fs.set_hook([this, o, path](kv_fault_fs::op op, const std::string& p) {
-      if (op != o || p != path || !armed.exchange(false)) return;
-      blocked = true;
-      blocked.notify_all();
-      released.wait(false);
-    });
-  }
-  bool wait() const {
-    for (int ms = 0; ms < 10000 && !blocked; ++ms)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    return blocked;
-  }
-  void release() {
-    released = true;
-    released.notify_all();
-  }
-};
-
-TEST(kv_fault_store, close_waits_for_a_running_compaction) {
-  // close() from another thread while a compaction runs waits for it: were the LOCK released
-  // first, the compaction would go on creating and writing log.compact, then throw
-  // std::logic_error at its switch and remove its files, which may be those of the store's next
-  // owner by then.
-  fs_ptr fs = kv_fault_fs::make();
-  auto s = kv::store::open(dir, fault_options(fs));
-  for (int i = 0; i < 20; ++i)
-    s->put("k" + std::to_string(i % 5), std::to_string(i));
-  blocker b;
-  b.install(*fs, kv_fault_fs::op_create, dir + "/log.compact");
-  std::exception_ptr compact_error;
-  std::thread compacting([&] {
-    try {
-      s->compact();
-    } catch (...) {
-      compact_error = std::current_exception();
-    }
-  });
-  if (!b.wait()) {  // the compaction is about to create its log
-    b.release();
-    compacting.join();
-    FAIL() << "the compaction did not create log.compact";
-  }
-  std::thread closing([&] { s->close(); });
-  // The compaction is let go once close() had time to finish if it does not wait (it takes
-  // microseconds on this file system); either way a close that waits passes.
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  b.release();
-  compacting.join();
-  closing.join();
-  fs->set_hook(nullptr);
-  EXPECT_FALSE(compact_error) << "the compaction was cut short by close()";
-  s = kv::store::open(dir, fault_options(fs));
-  EXPECT_EQ(s->stats().records, 5u) << "the log is the compacted one";
-  for (int i = 15; i < 20; ++i)
-    EXPECT_EQ(s->get("k" + std::to_string(i % 5)), std::to_string(i));
-}
-
-TEST(kv_fault_store, two_concurrent_closes_return) {
-  // group mode: two close() calls at once join the syncer thread once (were both to see it
-  // joinable and join it, the second would throw std::system_error, or hang).
-  fs_ptr fs = kv_fault_fs::make();
-  auto s = kv::store::open(dir, fault_options(fs, kv::durability::group));
-  blocker b;
-  b.install(*fs, kv_fault_fs::op_sync, log_path);
-  s->put("a", "1");  // the syncer's sync of it blocks
-  if (!b.wait()) {
-    b.release();
-    FAIL() << "the background syncer did not sync";
-  }
-  std::atomic<int> threw{0};
-  auto close = [&] {
-    try {
-      s->close();
-    } catch (...) {
-      ++threw;
-    }
-  };
-  std::thread first(close), second(close);
-  // Both closes are let reach the join of the blocked syncer before it is let go.
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  b.release();
-  first.join();
-  second.join();
-  fs->set_hook(nullptr);
-  EXPECT_EQ(threw, 0);
-  s = kv::store::open(dir, fault_options(fs));
-  EXPECT_EQ(s->get("a"), "1");
 }
 
 // ---- a forged index snapshot --------------------------------------------------------------------

@@ -34,8 +34,8 @@
 //    inserted are erased again, and items before it are still inserted; the result is the same
 //    as inserting in order. The batch then goes on one item at a time from the refused item:
 //    in a concurrent filter, the items other threads' blocks placed past their own cutoffs may
-//    have filled its chunk until they are erased (two batches filling a table at once each
-//    stopped at 87 % load that way).
+//    have filled its chunk until they are erased (two batches filling a table at once could
+//    each stop well short of full that way; tests/batch_insert_test.cpp).
 //  Erasing again (engine.take_back) leaves an item alone when a clear() has run since its block
 //  began: the clear removed the copy the batch placed, and a copy there now is another thread's
 //  (erasing it would be a false negative). An item placed after such a clear then stays: the
