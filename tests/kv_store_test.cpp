@@ -239,6 +239,33 @@ TEST(kv_store, calls_after_close_throw) {
   EXPECT_EQ(again->get("k"), std::optional<std::string>("v"));  // the refused put wrote nothing
 }
 
+TEST(kv_store, a_store_opened_by_a_relative_path_outlives_a_change_of_directory) {
+  // The store kept the path as given: after the process changed its working directory, a
+  // compaction wrote and renamed files in another directory, and a snapshot went there too.
+  temp_dir dir, elsewhere;
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  struct restore_cwd {
+    std::filesystem::path to;
+    ~restore_cwd() { std::filesystem::current_path(to); }
+  } restore{cwd};
+  std::filesystem::current_path(dir.path());
+  auto s = store::open("db");
+  EXPECT_EQ(s->path(), dir / "db");
+  s->put("a", "1");
+  s->put("a", "2");
+  std::filesystem::current_path(elsewhere.path());
+  s->compact();
+  s->put("b", "3");
+  s->snapshot();
+  s->close();
+  EXPECT_FALSE(std::filesystem::exists(elsewhere / "db"));
+  s = store::open(dir / "db");
+  EXPECT_TRUE(s->opened().snapshot_used);
+  EXPECT_EQ(s->get("a"), std::optional<std::string>("2"));
+  EXPECT_EQ(s->get("b"), std::optional<std::string>("3"));
+  EXPECT_EQ(s->stats().records, 2u) << "the compacted log is the store's";
+}
+
 // ---------------------------------------------------------------------------------------------
 // Differential test against std::map
 

@@ -23,11 +23,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <dirent.h>
@@ -108,6 +110,9 @@ class file_system {
   /// Takes the exclusive lock of `path` (creating the file); throws store_locked_error when
   /// someone else holds it.
   virtual std::unique_ptr<lock_handle> lock(const std::string& path) = 0;
+  /// `path` as the store keeps it: one that names the same file whatever the process's working
+  /// directory is later. The default keeps it as given (paths that need no working directory).
+  virtual std::string absolute(const std::string& path) { return path; }
 };
 
 namespace detail {
@@ -267,6 +272,18 @@ class posix_file_system final : public file_system {
       throw_io("write", path, err);
     }
     return std::make_unique<posix_lock>(fd);
+  }
+  /// A relative path joined to the working directory of now, without a trailing slash (as given
+  /// when the working directory cannot be read). No step is resolved or removed: "a/link/.." is
+  /// not "a" when link is a symbolic link.
+  std::string absolute(const std::string& path) override {
+    std::error_code ec;
+    const std::filesystem::path p = std::filesystem::absolute(path, ec);
+    if (ec || path.empty()) return path;
+    std::string joined = p.string();
+    while (joined.size() > 1 && joined.back() == '/')
+      joined.pop_back();
+    return joined;
   }
 
  private:

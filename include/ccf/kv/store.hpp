@@ -174,6 +174,8 @@ class store {
     write_snapshot_locked();
   }
   /// Rewrites the live records to a new log and switches to it (see the top of this file).
+  /// Throws io_error, and changes nothing, when the store failed (a write or a sync failed
+  /// before or during the compaction: the store must be reopened).
   void compact();
 
   /// Calls f(key, value) for every live key, in log order (the order of the records that set
@@ -183,6 +185,9 @@ class store {
 
   store_stats stats() const;
   const open_report& opened() const noexcept { return report_; }
+  /// The store's directory as open() was given it, made absolute by the file system (the POSIX
+  /// one joins a relative path to the working directory of open()), so that changing the working
+  /// directory later changes nothing for the store.
   const std::string& path() const noexcept { return dir_; }
 
   /// Syncs the log, writes the index snapshot if the log grew since the last one, stops the
@@ -249,6 +254,11 @@ class store {
   void check_open() const {
     if (closed_) throw std::logic_error("ccf::kv: the store '" + dir_ + "' is closed");
   }
+  /// Throws io_error naming the failure when a write or sync failed (see mark_failed).
+  void check_not_failed() const {
+    std::lock_guard<std::mutex> lk(queue_mutex_);
+    if (!failure_.empty()) throw io_error(failure_);
+  }
 
   template <class Found>
   bool lookup(std::string_view key, Found&& found) const {
@@ -262,7 +272,7 @@ class store {
     std::optional<detail::record_view> hit;
     g.index->find(g.index->hash(key), key, [&](std::uint64_t offset) {
       const detail::record_view r =
-          g.log->record_at(offset, appended_.load(std::memory_order_acquire), scratch);
+          g.log->indexed_record_at(offset, appended_.load(std::memory_order_acquire), scratch);
       if (r.key == key) hit = r;
       return r.key;
     });

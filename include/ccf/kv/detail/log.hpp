@@ -85,8 +85,8 @@ class log_file {
     if (file_->read_at(offset, into) != into.size()) return std::nullopt;
     return parse_record(into.data(), into.size(), offset, id_low_);
   }
-  /// The record at `offset` (below `end`) that the index points to; throws corrupt_error when it
-  /// is not valid there.
+  /// The record at `offset` (below `end`), where a walk over the log or an index slot found one;
+  /// throws corrupt_error when it is not valid there.
   record_view record_at(std::uint64_t offset, std::uint64_t end, std::string& scratch) const {
     const std::optional<record_view> r = read(offset, end, scratch);
     if (!r) {
@@ -94,6 +94,20 @@ class log_file {
                           std::to_string(offset) + " (a record the index points to is not valid)");
     }
     return *r;
+  }
+  /// record_at for an offset an index slot names: the slot of a key always names its live put
+  /// record, so a delete record there (only a forged index snapshot can point at one) is a
+  /// corrupt_error, never the key's value.
+  record_view indexed_record_at(std::uint64_t offset, std::uint64_t end,
+                                std::string& scratch) const {
+    const record_view r = record_at(offset, end, scratch);
+    if (r.erased) {
+      throw corrupt_error("ccf::kv: the index of the log '" + path_ +
+                          "' names the delete record at offset " + std::to_string(offset) +
+                          " (a damaged index snapshot): remove the file 'index' next to it to "
+                          "rebuild the index from the log");
+    }
+    return r;
   }
 
   struct scan_result {

@@ -30,9 +30,10 @@ inline std::unique_ptr<kv_index> rebuild_index(const log_file& log, std::uint64_
     bool fits = true;
     from.for_each_offset([&](std::uint64_t offset) {
       if (!fits) return;
-      const std::string_view key = log.record_at(offset, end, scratch).key;
+      const std::string_view key = log.indexed_record_at(offset, end, scratch).key;
       const std::uint64_t h = fresh->hash(key);
-      if (fresh->find(h, key, [&](std::uint64_t o) { return log.record_at(o, end, probe).key; })) {
+      if (fresh->find(h, key,
+                      [&](std::uint64_t o) { return log.indexed_record_at(o, end, probe).key; })) {
         throw corrupt_error("ccf::kv: the index of the log '" + log.path() +
                             "' holds a key twice (a damaged index snapshot): remove the file "
                             "'index' next to it to rebuild the index from the log");
@@ -97,7 +98,7 @@ inline void check_options(const options& o) {
 }  // namespace detail
 
 inline store::store(const std::string& path, const options& o)
-    : fs_(o.fs), options_(o), dir_(path) {
+    : fs_(o.fs), options_(o), dir_(o.fs ? o.fs->absolute(path) : path) {
   detail::check_options(o);
   if (!fs_->exists(dir_)) {
     if (!o.create_if_missing) {
@@ -246,9 +247,9 @@ inline void store::apply(std::uint64_t offset, const detail::record_view& r) {
   thread_local std::string probe;
   const detail::generation& g = *current_;
   const std::uint64_t end = appended_.load(std::memory_order_acquire);
-  const std::optional<detail::live_record> old =
-      g.index->find_record(g.index->hash(r.key), r.key,
-                           [&](std::uint64_t at) { return g.log->record_at(at, end, probe); });
+  const std::optional<detail::live_record> old = g.index->find_record(
+      g.index->hash(r.key), r.key,
+      [&](std::uint64_t at) { return g.log->indexed_record_at(at, end, probe); });
   apply_known(r.key, offset, r.erased, r.size, old);
 }
 
@@ -329,7 +330,7 @@ inline std::vector<detail::planned_record> store::plan(std::vector<detail::pendi
   // The live record of each key this batch wrote (none after an erase).
   std::unordered_map<std::string_view, std::optional<detail::live_record>> latest;
   std::string probe;
-  auto record_at = [&](std::uint64_t at) { return g.log->record_at(at, start, probe); };
+  auto record_at = [&](std::uint64_t at) { return g.log->indexed_record_at(at, start, probe); };
   for (detail::pending_write* w : batch) {
     std::optional<detail::live_record> old;
     if (const auto it = latest.find(w->key); it != latest.end()) {
@@ -392,6 +393,9 @@ inline void store::commit(std::vector<detail::pending_write*>& batch) {
   }
   if (options_.sync == durability::group &&
       unsynced_writes_.fetch_add(records.size()) + records.size() >= options_.group_writes) {
+    // Taking the syncer's mutex orders this notify after its test of the count or after its
+    // wait began: a notify between the two would be lost until the interval ran out.
+    { std::lock_guard<std::mutex> ordered(syncer_mutex_); }
     syncer_cv_.notify_one();
   }
   if (options_.snapshot_every_bytes != 0 && end >= next_snapshot_ &&
@@ -407,10 +411,7 @@ inline void store::commit(std::vector<detail::pending_write*>& batch) {
 }
 
 inline void store::sync_to(std::uint64_t end) {
-  {
-    std::lock_guard<std::mutex> q(queue_mutex_);
-    if (!failure_.empty()) throw io_error(failure_);
-  }
+  check_not_failed();
   if (synced_.load() >= end) return;
   std::lock_guard<std::mutex> lk(sync_mutex_);
   if (synced_.load() >= end) return;

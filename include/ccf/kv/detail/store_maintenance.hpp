@@ -37,7 +37,7 @@ struct compaction_target {
     const std::uint64_t h = index->hash(r.key);
     const std::optional<live_record> old = index->find_record(h, r.key, [&](std::uint64_t o) {
       flush();
-      return log->record_at(o, end, probe);
+      return log->indexed_record_at(o, end, probe);
     });
     if (r.erased && !old) return;
     const std::uint64_t at = end;
@@ -64,6 +64,7 @@ inline void store::compact() {
     check_not_guarding();
   }
   std::lock_guard<std::mutex> one_at_a_time(compaction_mutex_);
+  check_not_failed();
   std::shared_ptr<detail::generation> old;
   std::uint64_t copied_to = 0;
   {
@@ -85,7 +86,7 @@ inline void store::compact() {
       const detail::record_view r = old->log->record_at(at, copied_to, scratch);
       if (!r.erased) {
         const auto live = old->index->find(old->index->hash(r.key), r.key, [&](std::uint64_t o) {
-          return old->log->record_at(o, appended_.load(), probe).key;
+          return old->log->indexed_record_at(o, appended_.load(), probe).key;
         });
         if (live == at) t.add(r);
       }
@@ -93,6 +94,7 @@ inline void store::compact() {
     }
     // Phase 2, writers held: what they wrote meanwhile, in order; then switch.
     committer_guard g(*this);
+    check_not_failed();  // a write failed meanwhile: the index no longer describes the log
     const std::uint64_t end = appended_.load();
     for (std::uint64_t at = copied_to; at < end;) {
       const detail::record_view r = old->log->record_at(at, end, scratch);
@@ -167,7 +169,7 @@ inline void store::for_each(
     const detail::record_view r = gen.log->record_at(at, end, scratch);
     if (!r.erased) {
       const auto live = gen.index->find(gen.index->hash(r.key), r.key, [&](std::uint64_t o) {
-        return gen.log->record_at(o, end, probe).key;
+        return gen.log->indexed_record_at(o, end, probe).key;
       });
       if (live == at) f(r.key, r.value);
     }
