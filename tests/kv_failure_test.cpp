@@ -5,7 +5,8 @@
 // no store runs with are refused before anything is created; a group_interval too long for the
 // clock does not make the background syncer spin; close() while a compaction or another close()
 // runs; a failed store refuses to compact; an index slot that names a delete record is an error;
-// every write that reaches group_writes wakes the background syncer.
+// periodic snapshots resume after a compaction; every write that reaches group_writes wakes the
+// background syncer.
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -319,6 +320,33 @@ TEST(kv_failure, an_index_slot_naming_a_delete_record_is_corrupt) {
   }
   EXPECT_THROW(s->put("a", "3"), kv::corrupt_error);
   EXPECT_EQ(s->get("b"), "2");
+}
+
+TEST(kv_failure, periodic_snapshots_resume_after_failed_ones_and_a_compaction) {
+  // A failed periodic snapshot put the next try at the log's end + snapshot_every_bytes; a
+  // compaction then made the log shorter, and no periodic snapshot was written until the new
+  // log grew past the old one's end (replay after a crash grew with it).
+  fs_ptr fs = kv_fault_fs::make();
+  kv::options o = fault_options(fs);
+  o.snapshot_every_bytes = 4096;
+  auto s = kv::store::open(dir, o);
+  const std::string value(200, 'v');  // records of 232 bytes
+  fs->set_hook([](kv_fault_fs::op op, const std::string& path) {
+    if (op == kv_fault_fs::op_create && path == dir + "/index.tmp") {
+      throw kv::io_error("ccf_test: no room for the snapshot");
+    }
+  });
+  for (int i = 0; i < 200; ++i)  // about 46 KB of log, every snapshot of it refused
+    s->put("k" + std::to_string(i % 10), value);
+  fs->set_hook(nullptr);
+  s->compact();
+  const std::uint64_t compacted = s->stats().log_bytes;  // 10 records
+  for (int i = 0; i < 40; ++i)  // about 9 KB more: at least one periodic snapshot is due
+    s->put("k" + std::to_string(i % 10), value);
+  const std::vector<std::byte> ix = fs->read_file(dir + "/index");
+  ASSERT_GE(ix.size(), kv::detail::snapshot_header_size);
+  EXPECT_GE(kv::detail::get_u64(&ix[32]), compacted + o.snapshot_every_bytes)
+      << "no periodic snapshot since the compaction";
 }
 
 TEST(kv_failure, each_write_reaching_group_writes_wakes_the_syncer) {

@@ -154,6 +154,7 @@ inline void store::switch_to(detail::generation next, const detail::compaction_t
   records_ = t.records;
   live_bytes_ = t.live_bytes;
   snapshot_position_ = t.end;
+  next_snapshot_ = 0;  // a retry point after a failed snapshot lies in the old log's positions
   last_record_ = t.last_record;
   ++compactions_;
 }
