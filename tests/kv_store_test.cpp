@@ -122,6 +122,13 @@ TEST(kv_store, key_and_value_limits) {
   const std::string too_long(ccf::kv::max_key_size + 1, 'k');
   EXPECT_THROW(s->put(too_long, "v"), std::length_error);
   EXPECT_THROW(s->erase(too_long), std::length_error);
+  // Reads of a key no store can hold are the same error (they answered "absent").
+  std::string buffer;
+  for (const std::string& bad : {std::string(), too_long}) {
+    EXPECT_THROW(s->get(bad), std::length_error);
+    EXPECT_THROW(s->get(bad, buffer), std::length_error);
+    EXPECT_THROW(s->contains(bad), std::length_error);
+  }
   s->put(longest, "longest key");
   EXPECT_EQ(s->get(longest), std::optional<std::string>("longest key"));
   const std::string big_value(3 << 20, 'v');  // a few MiB work

@@ -12,10 +12,12 @@
 // import stores FILE as chunks of B bytes (default 4096) keyed by their content hash
 // ("c:" + 32 hex digits of XXH3-128; a chunk seen before is stored once, and a different chunk
 // with the same hash gets a suffixed key), and then a manifest under "m:" + N (default: FILE's
-// base name): its size, its XXH3-128 and its chunk keys in order. export writes the chunks back
-// in order to a temporary file next to OUT, checks size and hash against the manifest, syncs it
-// and renames it to OUT ("-": standard output); an OUT in the store's own directory is refused, as
-// it would replace a file of the store. Every command syncs the store before it exits 0.
+// base name): its size, its XXH3-128 and its chunk keys in order (a file of more chunks than a
+// manifest of the largest value can list, 30,678,336, is refused: a larger B takes fewer). export
+// writes the chunks back in order to a temporary file next to OUT, checks size and hash against
+// the manifest, syncs it and renames it to OUT ("-": standard output), and syncs OUT's directory;
+// an OUT in the store's own directory is refused, as it would replace a file of the store.
+// Every command syncs the store before it exits 0.
 // A store whose log has intact records after a bad one is refused (exit 2) unless --recover is
 // given; a recovery that cuts the log says so on standard error, and where the rest was kept.
 #include "ccf_db.hpp"
@@ -105,11 +107,24 @@ struct manifest {
   std::vector<std::string> chunks;
 };
 
-std::string encode(const manifest& m) {
-  std::string out = "ccf-manifest 1\n" + std::to_string(m.size) + "\n" + m.hash + "\n";
-  for (const std::string& k : m.chunks)
-    out += k + "\n";
-  return out;
+/// The most bytes of a manifest before its chunk keys: the first line, a 64-bit size, the hash.
+constexpr std::size_t manifest_header_max = 15 + 21 + 33;
+/// The fewest bytes a chunk key takes in a manifest: "c:", 32 hex digits and a newline.
+constexpr std::size_t manifest_line_min = 35;
+
+/// The manifest of a file of `size` bytes and XXH3-128 `hash`, whose chunk keys are `lines`
+/// (each ending in a newline).
+std::string encode(std::uint64_t size, const std::string& hash, const std::string& lines) {
+  return "ccf-manifest 1\n" + std::to_string(size) + "\n" + hash + "\n" + lines;
+}
+
+/// A file whose manifest would be longer than the largest value: refused before its chunks are
+/// stored where its size is known, else as soon as the manifest passes that size.
+cli_error manifest_too_long(const std::string& path, std::size_t chunk_size) {
+  return cli_error(1, "'" + path + "' is too large to import in chunks of " +
+                          std::to_string(chunk_size) + " bytes: its manifest would pass " +
+                          std::to_string(ccf::kv::max_value_size) +
+                          " bytes (a larger --chunk-size takes fewer chunks)");
 }
 
 manifest decode(const std::string& name, const std::string& text) {
@@ -161,35 +176,48 @@ int cmd_import(const std::string& dir, const std::string& path, std::string name
   if (std::filesystem::is_directory(path)) throw cli_error(2, "'" + path + "' is a directory");
   if (name.empty()) name = base_name(path);
   // A regular file is read up to its size now: one that grows meanwhile (the store's own log)
-  // cannot make the import read forever.
+  // cannot make the import read forever. One that says it holds 0 bytes (a file of /proc or
+  // /sys) is read to its end: its size was imported as an empty file.
   std::error_code ec;
   std::uint64_t left = std::filesystem::is_regular_file(path, ec)
                            ? std::filesystem::file_size(path, ec)
                            : std::numeric_limits<std::uint64_t>::max();
   if (ec) throw cli_error(2, "cannot read the size of '" + path + "': " + ec.message());
+  if (left == 0) left = std::numeric_limits<std::uint64_t>::max();
+  const std::uint64_t max_lines =
+      (ccf::kv::max_value_size - manifest_header_max) / manifest_line_min;
+  if (left != std::numeric_limits<std::uint64_t>::max() &&
+      left / chunk_size + (left % chunk_size != 0) > max_lines) {
+    throw manifest_too_long(path, chunk_size);
+  }
   auto s = open_store(dir, true, recover);
-  manifest m;
+  std::uint64_t size = 0;
+  std::string lines;  // the chunk keys, one a line
+  std::size_t chunks = 0, stored = 0;
   XXH3_state_t state{};
   XXH3_128bits_reset(&state);
   std::string chunk;
-  std::size_t stored = 0;
   while (left != 0) {
     const std::size_t got = read_chunk(in, chunk, std::min<std::uint64_t>(chunk_size, left));
     if (got == 0) break;
     left -= got;
     const std::string_view piece(chunk.data(), got);
     XXH3_128bits_update(&state, piece.data(), piece.size());
-    m.size += got;
-    m.chunks.push_back(put_chunk(*s, piece, stored));
+    size += got;
+    const std::string key = put_chunk(*s, piece, stored);
+    if (lines.size() + key.size() + 1 > ccf::kv::max_value_size - manifest_header_max) {
+      throw manifest_too_long(path, chunk_size);
+    }
+    lines += key;
+    lines += '\n';
+    ++chunks;
   }
   if (in.bad()) throw cli_error(2, "error reading '" + path + "': " + errno_text());
-  m.hash = hex128(XXH3_128bits_digest(&state));
   s->sync();  // the chunks are durable before the manifest that names them
-  s->put("m:" + name, encode(m));
+  s->put("m:" + name, encode(size, hex128(XXH3_128bits_digest(&state)), lines));
   s->sync();
   std::fprintf(stderr, "ccf: %s -> %s as '%s': %llu bytes in %zu chunks (%zu new)\n", path.c_str(),
-               dir.c_str(), name.c_str(), static_cast<unsigned long long>(m.size), m.chunks.size(),
-               stored);
+               dir.c_str(), name.c_str(), static_cast<unsigned long long>(size), chunks, stored);
   s->close();
   return 0;
 }
@@ -269,8 +297,12 @@ int cmd_stats(const std::string& dir, bool recover) {
       static_cast<unsigned long long>(st.records), r.snapshot_used ? "snapshot" : "log",
       static_cast<unsigned long long>(r.replayed_records));
   if (r.truncated_bytes != 0) {
-    std::printf("recovered         %llu bytes of torn tail cut off%s%s\n",
-                static_cast<unsigned long long>(r.truncated_bytes),
+    // A cut in the middle of the log drops intact records: it is no torn tail.
+    const std::string what = r.dropped_records == 0 ? std::string("of torn tail")
+                                                    : "with " + std::to_string(r.dropped_records) +
+                                                          " intact records after a bad one";
+    std::printf("recovered         %llu bytes %s cut off%s%s\n",
+                static_cast<unsigned long long>(r.truncated_bytes), what.c_str(),
                 r.dropped_file.empty() ? "" : "; kept in ", r.dropped_file.c_str());
   }
   flush_standard_output();
@@ -327,6 +359,13 @@ int run_db_command(CLI::App& db, const db_args& a) {
   if (cmd == "import") return cmd_import(a.dir, a.file, a.name, a.chunk_size, a.recover);
   if (cmd == "export") return cmd_export(a.dir, a.file, a.name, a.recover);
   if (cmd == "stats") return cmd_stats(a.dir, a.recover);
+  // A key no store can hold is refused before the store is opened: a put created the store
+  // first, and a get exited 1 with no message, as for an absent key.
+  if ((cmd == "put" || cmd == "get" || cmd == "del") &&
+      (a.key.empty() || a.key.size() > ccf::kv::max_key_size)) {
+    throw std::invalid_argument("a key must have 1 to " + std::to_string(ccf::kv::max_key_size) +
+                                " bytes, not " + std::to_string(a.key.size()));
+  }
   const CLI::App* put = db.get_subcommand("put");
   if (cmd == "put" && put->count("value") == 0 && put->count("--value-file") == 0) {
     throw std::invalid_argument("db put needs a VALUE or --value-file (\"\" for an empty value)");

@@ -207,6 +207,7 @@ class output_file {
       throw cli_error(2, "cannot replace '" + path_ + "': " + reason);
     }
     pending_temporary::release();
+    sync_directory();
   }
 
  private:
@@ -216,7 +217,22 @@ class output_file {
     pending_temporary::release();
   }
   [[noreturn]] void fail(const char* what) {
-    throw cli_error(2, std::string("cannot ") + what + " '" + path_ + "': " + errno_text());
+    const std::string target = path_ == "-" ? "to standard output" : "'" + path_ + "'";
+    throw cli_error(2, std::string("cannot ") + what + " " + target + ": " + errno_text());
+  }
+  /// Syncs the directory that holds the file, so that the rename is durable too: a crash after
+  /// the tool exited 0 could otherwise bring back the old file, or none. A file system that
+  /// cannot sync a directory (EINVAL) has nothing to sync.
+  void sync_directory() {
+    const std::size_t slash = path_.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : path_.substr(0, slash);
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const bool synced = fd >= 0 && (::fsync(fd) == 0 || errno == EINVAL);
+    const std::string reason = synced ? std::string() : errno_text();
+    if (fd >= 0) ::close(fd);
+    if (!synced) throw cli_error(2, "cannot sync the directory of '" + path_ + "': " + reason);
   }
   std::string path_, tmp_;
   int fd_ = -1;

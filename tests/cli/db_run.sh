@@ -5,7 +5,9 @@
 # size that is not a multiple of the chunk size, another --chunk-size), several files in one store
 # (--name), export to "-" and refusal to replace a directory, a torn tail recovered, and clear
 # errors (exit 1 or 2 and a message, never a crash) for a garbage log and a missing store, a value
-# file too long, and files past the size limit (ulimit -f).
+# file too long, and files past the size limit (ulimit -f); keys no store can hold, a /proc file
+# imported whole, a file whose manifest would pass the largest value refused early, and an export
+# whose rename is made durable (its directory synced).
 # Usage: db_run.sh path/to/ccf
 set -euo pipefail
 ccf=$1
@@ -285,4 +287,68 @@ run bash -c "ulimit -f 8; exec \"\$0\" build -k \"\$1\" -o \"\$2\" --fpr 0.01" \
 [ $rc = 2 ] || fail "build past the file-size limit: exit $rc: $(cat "$work/err")"
 ! ls "$work"/.ccf-* > /dev/null 2>&1 ||
   fail "build past the file-size limit left its temporary file"
+
+# A key no store can hold (empty, or longer than 65,536 bytes) is a usage error with a message
+# for every command, before the store is opened: a put of one created the store, and a get of one
+# exited 1 with no message, as for an absent key.
+long_key=$(head -c 65537 /dev/zero | tr '\0' k)
+for cmd in put get del; do
+  for key in "" "$long_key"; do
+    args=("$work/bad-key" "$key")
+    [ $cmd = put ] && args+=(v)
+    run "$ccf" db $cmd "${args[@]}" > /dev/null 2> "$work/err"
+    [ $rc = 1 ] && grep -q "a key must have 1 to 65536 bytes, not ${#key}" "$work/err" ||
+      fail "db $cmd of a ${#key}-byte key: exit $rc: $(cat "$work/err")"
+  done
+done
+[ ! -e "$work/bad-key" ] || fail "a put of a key no store can hold created the store"
+# A file that says it holds 0 bytes and holds more (/proc, /sys) is imported whole: it was
+# imported as an empty file.
+if [ -r /proc/self/status ]; then
+  "$ccf" db import "$work/proc" /proc/self/status --name status 2> /dev/null ||
+    fail "import of /proc/self/status: exit $?"
+  "$ccf" db export "$work/proc" - --name status > "$work/out"
+  grep -q "^Name:" "$work/out" || fail "import of /proc/self/status stored $(wc -c < "$work/out") bytes"
+fi
+# A file whose manifest would pass the largest value (35 bytes a chunk: 30,678,336 chunks) is
+# refused before a chunk is stored, naming --chunk-size: it was read whole, taking gigabytes,
+# before its manifest failed as a value too long.
+truncate -s 30678337 "$work/sparse"
+run bash -c "ulimit -v 1000000; exec timeout 60 \"\$0\" db import \"\$1\" \"\$2\" --chunk-size 1" \
+  "$ccf" "$work/too-many-chunks" "$work/sparse" 2> "$work/err"
+[ $rc = 1 ] && grep -q -- "--chunk-size" "$work/err" ||
+  fail "import of 30,678,337 chunks: exit $rc: $(cat "$work/err")"
+[ ! -e "$work/too-many-chunks" ] || fail "an import refused for its manifest created the store"
+# From a pipe the size is unknown: the import stops when the manifest would pass the largest
+# value (it read /dev/zero until memory ran out).
+run bash -c "ulimit -v 3000000; exec timeout 120 \"\$0\" db import \"\$1\" /dev/zero --chunk-size 1" \
+  "$ccf" "$work/zero-chunks" 2> "$work/err"
+[ $rc = 1 ] && grep -q -- "--chunk-size" "$work/err" ||
+  fail "import of /dev/zero: exit $rc: $(cat "$work/err")"
+run "$ccf" db export "$work/zero-chunks" - > /dev/null 2> "$work/err"
+[ $rc = 1 ] && grep -q "no imported file" "$work/err" ||
+  fail "an import refused for its manifest stored one: exit $rc: $(cat "$work/err")"
+# stats after a cut in the middle of the log names the intact records dropped, not a torn tail.
+mid2="$work/mid2"
+for i in $(seq 1 5); do "$ccf" db put "$mid2" "key$i" "value$i"; done
+rm "$mid2/index"
+printf '\001' | dd of="$mid2/log" bs=1 seek=84 conv=notrunc status=none
+"$ccf" db stats "$mid2" --recover > "$work/stats" 2> /dev/null || fail "stats --recover: exit $?"
+grep -q "^recovered .* with 4 intact records after a bad one" "$work/stats" &&
+  ! grep -q "torn tail" "$work/stats" || fail "stats --recover: $(grep recovered "$work/stats")"
+# A failed write to standard output names it, not '-'.
+if [ -c /dev/full ]; then
+  run "$ccf" db export "$files" - --name source.c > /dev/full 2> "$work/err"
+  [ $rc = 2 ] && grep -q "cannot write to standard output" "$work/err" ||
+    fail "export - > /dev/full: exit $rc: $(cat "$work/err")"
+fi
+# An export syncs the directory after its rename (else a crash after exit 0 could lose the file).
+if command -v strace > /dev/null && strace -f -o /dev/null true 2> /dev/null; then
+  strace -f -e trace=openat,rename,renameat,renameat2,fsync,fdatasync -o "$work/trace" \
+    "$ccf" db export "$files" "$work/synced" --name odd.bin
+  awk -v dir="\"$work\"," '/rename/ { renamed = 1 }
+       renamed && index($0, dir) && /O_DIRECTORY/ && / = [0-9]+$/ { fd = $NF }
+       renamed && fd != "" && $0 ~ "fsync\\(" fd "\\)" { ok = 1 } END { exit !ok }' "$work/trace" ||
+    fail "export did not sync the directory after its rename: $(grep -E 'rename|fsync|DIRECTORY' "$work/trace" | tail -5)"
+fi
 echo "cli db: all checks passed"

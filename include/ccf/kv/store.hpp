@@ -47,7 +47,7 @@
 // second copy visible; leftovers of an interrupted compaction are removed at open.
 //
 // Limits: keys of 1 to max_key_size (65,536) bytes, values of up to max_value_size (2^30 - 1)
-// bytes (std::length_error otherwise); a log of up to 2 TiB.
+// bytes (std::length_error otherwise, from reads of such a key too); a log of up to 2 TiB.
 #pragma once
 
 #include <atomic>
@@ -262,6 +262,7 @@ class store {
 
   template <class Found>
   bool lookup(std::string_view key, Found&& found) const {
+    check_sizes(key, 0);
     thread_local std::string scratch;
     std::shared_lock<detail_rwlock> readers(readers_);
     check_open();
