@@ -7,6 +7,7 @@
 // changes nothing and fails is not (a replica would replay the failure). A write that changes a
 // filter also sends a keyspace event named after the command ("cf.add" for CF.ADD and CF.ADDNX,
 // "cf.insert" for CF.INSERT and CF.INSERTNX).
+#include <algorithm>
 #include <array>
 #include <exception>
 #include <memory>
@@ -31,6 +32,11 @@ struct reserve_options {
 /// Throws reply_error (OOM) when maxmemory is set and a new table of `bytes` would take used
 /// memory past it. deny-oom refuses a command only once memory is past maxmemory already, so one
 /// CF.RESERVE could allocate gigabytes beyond it (and evict every other key, or end the server).
+/// Used memory is what Redis compares with maxmemory: used_memory less the replication and AOF
+/// buffers (mem_not_counted_for_evict), which a replica that reads slowly can make large. Under
+/// a policy that evicts keys, Redis makes room for a write by evicting, so only a table that does
+/// not fit once every key is gone (past used_memory_startup) is refused: a cache that is full, as
+/// such a cache always is, refused every new filter that did not fit in its last few bytes.
 /// Not for the master's commands on a replica, nor while loading: Redis applies those whatever
 /// its memory, and a refusal would make the replica or the restarted server differ.
 void check_maxmemory(api::context* ctx, std::uint64_t bytes) {
@@ -39,12 +45,19 @@ void check_maxmemory(api::context* ctx, std::uint64_t bytes) {
   if ((flags & (api::ctx_flags_replicated | api::ctx_flags_loading)) != 0) return;
   api::server_info* info = api::get_server_info(ctx, "memory");
   if (info == nullptr) return;
-  int missing = api::ok;
-  const unsigned long long most = api::server_info_get_field_unsigned(info, "maxmemory", &missing);
-  const unsigned long long used =
-      api::server_info_get_field_unsigned(info, "used_memory", &missing);
+  // Each call sets its own error flag (ok when the field is there).
+  int no_most = api::ok, no_used = api::ok, no_buffers = api::ok, no_startup = api::ok;
+  const unsigned long long most = api::server_info_get_field_unsigned(info, "maxmemory", &no_most);
+  unsigned long long used = api::server_info_get_field_unsigned(info, "used_memory", &no_used);
+  const unsigned long long buffers =
+      api::server_info_get_field_unsigned(info, "mem_not_counted_for_evict", &no_buffers);
+  const unsigned long long startup =
+      api::server_info_get_field_unsigned(info, "used_memory_startup", &no_startup);
   api::free_server_info(ctx, info);
-  if (missing != api::ok || most == 0 || used + bytes <= most) return;
+  if (no_most != api::ok || no_used != api::ok || most == 0) return;
+  if (no_buffers == api::ok) used -= std::min(buffers, used);
+  if ((flags & api::ctx_flags_evict) != 0 && no_startup == api::ok) used = std::min(startup, used);
+  if (used + bytes <= most) return;
   throw reply_error("OOM a filter of " + std::to_string(bytes) + " bytes would take used memory (" +
                     std::to_string(used) + " bytes) past maxmemory (" + std::to_string(most) +
                     " bytes)");

@@ -49,6 +49,7 @@ std::string continue_load(key_handle& key, std::size_t offset, std::string_view 
   }
   if (data.size() > v->pending_total() - offset)
     return "ERR invalid chunk: longer than the dump its header describes";
+  if (data.empty()) return {};  // changes nothing: no event, nothing to replicate
   v->append(data);
   changed = true;
   if (v->pending_bytes().size() < v->pending_total()) return {};

@@ -188,6 +188,11 @@ def test_bad_last_chunk_sends_del(r):
     assert pubsub.get_message(timeout=5)["type"] == "psubscribe"
     for it, data in chunks[:-1]:
         cf.loadchunk("copy", it, data)
+    # An empty chunk where the next one goes changes nothing: no event, nothing to replicate
+    # (it sent cf.loadchunk and went to replicas and the AOF).
+    changes = r.info("persistence")["rdb_changes_since_last_save"]
+    assert cf.loadchunk("copy", chunks[-2][0], b"")
+    assert r.info("persistence")["rdb_changes_since_last_save"] == changes
     it, data = chunks[-1]
     with pytest.raises(redis.ResponseError):
         cf.loadchunk("copy", it, bytes(len(data)))  # zeros: the checksum fails

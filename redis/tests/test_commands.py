@@ -1,8 +1,10 @@
 """Every CF.* command's replies and errors, through redis-py's cf() and through redis-cli."""
+import socket
+
 import pytest
 import redis
 
-from redis_harness import Server, dump_bytes, scandump
+from redis_harness import HOST, Server, dump_bytes, scandump, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -418,6 +420,58 @@ def test_maxmemory_check_counts_the_whole_table():
             assert sizes[i] < counted and abs(counted - grown[i]) < grown[i] / 50, (
                 shapes[i], sizes[i], counted, grown[i])
         assert r.dbsize() == 0 and r.info("memory")["used_memory"] < 20 << 20
+
+
+def test_maxmemory_check_leaves_out_what_redis_leaves_out():
+    # Redis compares with maxmemory its used memory less the replication and AOF buffers
+    # (INFO's mem_not_counted_for_evict); the module counted them too, so a replica that reads
+    # slowly made CF.RESERVE refuse a filter that a SET of the same size was let through with.
+    with Server("--repl-diskless-sync", "no", "--repl-backlog-size", "1mb",
+                "--client-output-buffer-limit", "replica 0 0 0") as s:
+        r = s.client()
+        replica = socket.create_connection((HOST, s.port), timeout=30)
+        try:
+            replica.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            replica.sendall(b"SYNC\r\n")  # then never reads: the master buffers its stream
+            assert wait_until(lambda: r.info("replication")["connected_slaves"] == 1)
+            value = b"x" * (1 << 20)
+            for i in range(40):
+                r.set(f"v{i}", value)
+                r.delete(f"v{i}")
+            memory = r.info("memory")
+            buffers = memory["mem_not_counted_for_evict"]
+            assert buffers > 16 << 20
+            r.execute_command("CF.RESERVE", "probe", 1_000_000, "EXPANSION", 0)
+            size = r.memory_usage("probe")
+            r.delete("probe")
+            memory = r.info("memory")
+            counted = memory["used_memory"] - memory["mem_not_counted_for_evict"]
+            r.config_set("maxmemory", counted + size + buffers // 2)
+            assert r.set("string", b"y" * size)
+            r.delete("string")
+            assert r.execute_command("CF.RESERVE", "f", 1_000_000, "EXPANSION", 0) == b"OK"
+        finally:
+            replica.close()
+
+
+def test_a_cache_that_evicts_makes_room_for_a_filter():
+    # Under a policy that evicts, Redis keeps used memory just under maxmemory and evicts keys to
+    # make room for each write: the module refused every new filter that did not fit in the last
+    # few bytes left, so a full cache took none, where a SET of the same size went through.
+    with Server("--maxmemory", "8mb", "--maxmemory-policy", "allkeys-lru") as s:
+        r = s.client()
+        for i in range(2000):
+            r.set(f"s{i}", b"x" * 10_000)
+        assert r.info("stats")["evicted_keys"] > 0
+        assert r.execute_command("CF.RESERVE", "f", 1_000_000, "EXPANSION", 0) == b"OK"
+        assert r.cf().add("made", "a") == 1
+        assert r.cf().insert("inserted", ["a"], capacity=100_000) == [1]
+        assert r.set("string", b"y" * 10_000)
+        assert r.info("memory")["used_memory"] < 8 << 20  # Redis evicted to make room
+        # A table that does not fit even with every key evicted is refused all the same.
+        with pytest.raises(redis.ResponseError, match="past maxmemory"):
+            r.execute_command("CF.RESERVE", "big", 50_000_000)
+        assert r.exists("big") == 0
 
 
 def test_memory_usage_is_what_del_frees():
