@@ -1,11 +1,11 @@
 // ccf db: the key-value store (ccf::kv::store) from the command line.
 //
-//   ccf db put DB KEY VALUE        (or --value-file F; durable when it exits 0)
+//   ccf db put DB KEY VALUE        (or --value-file F, "-": standard input; durable on exit 0)
 //   ccf db get DB KEY              the value's bytes on standard output; exit 1 when absent
 //   ccf db del DB KEY              exit 1 when absent
 //   ccf db stats DB
 //   ccf db compact DB
-//   ccf db import DB FILE [--name N] [--chunk-size B]
+//   ccf db import DB FILE [--name N] [--chunk-size B]   (FILE "-": standard input, with --name)
 //   ccf db export DB OUT [--name N]
 //   ccf db --recover ...           open a store whose log is damaged in the middle (see below)
 //
@@ -120,9 +120,9 @@ std::string encode(std::uint64_t size, const std::string& hash, const std::strin
 
 /// A file whose manifest would be longer than the largest value: refused before its chunks are
 /// stored where its size is known, else as soon as the manifest passes that size.
-cli_error manifest_too_long(const std::string& path, std::size_t chunk_size) {
-  return cli_error(1, "'" + path + "' is too large to import in chunks of " +
-                          std::to_string(chunk_size) + " bytes: its manifest would pass " +
+cli_error manifest_too_long(const std::string& shown, std::size_t chunk_size) {
+  return cli_error(1, shown + " is too large to import in chunks of " + std::to_string(chunk_size) +
+                          " bytes: its manifest would pass " +
                           std::to_string(ccf::kv::max_value_size) +
                           " bytes (a larger --chunk-size takes fewer chunks)");
 }
@@ -171,24 +171,32 @@ int cmd_import(const std::string& dir, const std::string& path, std::string name
     throw cli_error(
         1, "--chunk-size must be between 1 and " + std::to_string(ccf::kv::max_value_size));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
-  if (std::filesystem::is_directory(path)) throw cli_error(2, "'" + path + "' is a directory");
+  // "-" is standard input, read to its end (a pipe; a redirected file up to its size), and needs
+  // a --name: every import from it would otherwise go under one name.
+  const bool standard_input = path == "-";
+  if (standard_input && name.empty()) {
+    throw cli_error(1, "an import from standard input ('-') needs --name");
+  }
+  const std::string source = standard_input ? "/dev/stdin" : path;
+  const std::string shown = standard_input ? "standard input" : "'" + path + "'";
+  std::ifstream in(source, std::ios::binary);
+  if (!in) throw cli_error(2, "cannot open " + shown + ": " + errno_text());
+  if (std::filesystem::is_directory(source)) throw cli_error(2, shown + " is a directory");
   if (name.empty()) name = base_name(path);
   // A regular file is read up to its size now: one that grows meanwhile (the store's own log)
   // cannot make the import read forever. One that says it holds 0 bytes (a file of /proc or
   // /sys) is read to its end: its size was imported as an empty file.
   std::error_code ec;
-  std::uint64_t left = std::filesystem::is_regular_file(path, ec)
-                           ? std::filesystem::file_size(path, ec)
+  std::uint64_t left = std::filesystem::is_regular_file(source, ec)
+                           ? std::filesystem::file_size(source, ec)
                            : std::numeric_limits<std::uint64_t>::max();
-  if (ec) throw cli_error(2, "cannot read the size of '" + path + "': " + ec.message());
+  if (ec) throw cli_error(2, "cannot read the size of " + shown + ": " + ec.message());
   if (left == 0) left = std::numeric_limits<std::uint64_t>::max();
   const std::uint64_t max_lines =
       (ccf::kv::max_value_size - manifest_header_max) / manifest_line_min;
   if (left != std::numeric_limits<std::uint64_t>::max() &&
       left / chunk_size + (left % chunk_size != 0) > max_lines) {
-    throw manifest_too_long(path, chunk_size);
+    throw manifest_too_long(shown, chunk_size);
   }
   auto s = open_store(dir, true, recover);
   std::uint64_t size = 0;
@@ -206,18 +214,19 @@ int cmd_import(const std::string& dir, const std::string& path, std::string name
     size += got;
     const std::string key = put_chunk(*s, piece, stored);
     if (lines.size() + key.size() + 1 > ccf::kv::max_value_size - manifest_header_max) {
-      throw manifest_too_long(path, chunk_size);
+      throw manifest_too_long(shown, chunk_size);
     }
     lines += key;
     lines += '\n';
     ++chunks;
   }
-  if (in.bad()) throw cli_error(2, "error reading '" + path + "': " + errno_text());
+  if (in.bad()) throw cli_error(2, "error reading " + shown + ": " + errno_text());
   s->sync();  // the chunks are durable before the manifest that names them
   s->put("m:" + name, encode(size, hex128(XXH3_128bits_digest(&state)), lines));
   s->sync();
-  std::fprintf(stderr, "ccf: %s -> %s as '%s': %llu bytes in %zu chunks (%zu new)\n", path.c_str(),
-               dir.c_str(), name.c_str(), static_cast<unsigned long long>(size), chunks, stored);
+  std::fprintf(stderr, "ccf: %s -> %s as '%s': %llu bytes in %zu chunks (%zu new)\n",
+               standard_input ? "standard input" : path.c_str(), dir.c_str(), name.c_str(),
+               static_cast<unsigned long long>(size), chunks, stored);
   s->close();
   return 0;
 }
@@ -322,7 +331,9 @@ CLI::App* add_db_commands(CLI::App& app, db_args& a) {
   put->add_option("db", a.dir, "store directory (created if missing)")->required();
   put->add_option("key", a.key, "key")->required();
   auto* value = put->add_option("value", a.value, "value");
-  put->add_option("--value-file", a.value_file, "read the value from this file")->excludes(value);
+  put->add_option("--value-file", a.value_file,
+                  "read the value from this file ('-': standard input)")
+      ->excludes(value);
   for (const char* cmd : {"get", "del"}) {
     auto* c = db->add_subcommand(cmd, std::string(cmd) == "get"
                                           ? "print a key's value (exit 1 when absent)"
@@ -338,7 +349,7 @@ CLI::App* add_db_commands(CLI::App& app, db_args& a) {
   }
   auto* imp = db->add_subcommand("import", "store a file as content-addressed chunks");
   imp->add_option("db", a.dir, "store directory (created if missing)")->required();
-  imp->add_option("file", a.file, "file to import")->required();
+  imp->add_option("file", a.file, "file to import ('-': standard input, with --name)")->required();
   imp->add_option("--name", a.name, "name to store it under (default: the file's name)");
   imp->add_option("--chunk-size", a.chunk_size, "bytes per chunk (default 4096)")
       ->check(
@@ -375,9 +386,11 @@ int run_db_command(CLI::App& db, const db_args& a) {
     throw std::invalid_argument("--value-file: an empty path names no file");
   }
   // The value first: a value that cannot be read creates no store.
-  const std::string value = cmd != "put" ? std::string()
-                            : from_file  ? read_file(a.value_file, ccf::kv::max_value_size)
-                                         : a.value;
+  const std::string value =
+      cmd != "put" ? std::string()
+      : from_file
+          ? read_file(a.value_file == "-" ? "/dev/stdin" : a.value_file, ccf::kv::max_value_size)
+          : a.value;
   auto s = open_store(a.dir, cmd == "put", a.recover);
   int rc = 0;
   if (cmd == "put") {

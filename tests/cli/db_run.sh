@@ -351,4 +351,16 @@ if command -v strace > /dev/null && strace -f -o /dev/null true 2> /dev/null; th
        renamed && fd != "" && $0 ~ "fsync\\(" fd "\\)" { ok = 1 } END { exit !ok }' "$work/trace" ||
     fail "export did not sync the directory after its rename: $(grep -E 'rename|fsync|DIRECTORY' "$work/trace" | tail -5)"
 fi
+# "-" is standard input for import (with --name) and for put --value-file.
+printf 'from a pipe\n' | "$ccf" db import "$work/stdin" - --name piped 2> "$work/err" ||
+  fail "import from standard input: exit $?: $(cat "$work/err")"
+grep -q "standard input -> " "$work/err" || fail "import from standard input said: $(cat "$work/err")"
+[ "$("$ccf" db export "$work/stdin" - --name piped)" = "from a pipe" ] ||
+  fail "an import from standard input did not come back"
+run "$ccf" db import "$work/stdin" - < /dev/null 2> "$work/err"
+[ $rc = 1 ] && grep -q "needs --name" "$work/err" ||
+  fail "an import from standard input without --name: exit $rc: $(cat "$work/err")"
+printf 'piped value' | "$ccf" db put "$work/stdin" key --value-file - ||
+  fail "put --value-file -: exit $?"
+[ "$("$ccf" db get "$work/stdin" key)" = "piped value" ] || fail "put --value-file - stored another value"
 echo "cli db: all checks passed"
