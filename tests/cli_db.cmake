@@ -2,5 +2,8 @@
 if(TARGET ccf-cli)
   add_test(NAME cli_db_end_to_end
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/db_run.sh $<TARGET_FILE:ccf-cli>)
-  set_tests_properties(cli_db_end_to_end PROPERTIES LABELS "cli" TIMEOUT 300)
+  set_tests_properties(cli_db_end_to_end PROPERTIES LABELS "cli" TIMEOUT 600)
+  if(CCF_LONG_TESTS)
+    set_tests_properties(cli_db_end_to_end PROPERTIES ENVIRONMENT "CCF_CLI_LONG=1")
+  endif()
 endif()

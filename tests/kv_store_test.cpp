@@ -257,7 +257,8 @@ TEST(kv_store, a_store_opened_by_a_relative_path_outlives_a_change_of_directory)
   } restore{cwd};
   std::filesystem::current_path(dir.path());
   auto s = store::open("db");
-  EXPECT_EQ(s->path(), dir / "db");
+  EXPECT_TRUE(s->path().starts_with('/')) << s->path();
+  EXPECT_TRUE(std::filesystem::equivalent(s->path(), dir / "db")) << s->path();
   s->put("a", "1");
   s->put("a", "2");
   std::filesystem::current_path(elsewhere.path());

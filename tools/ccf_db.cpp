@@ -13,7 +13,7 @@
 // ("c:" + 32 hex digits of XXH3-128; a chunk seen before is stored once, and a different chunk
 // with the same hash gets a suffixed key), and then a manifest under "m:" + N (default: FILE's
 // base name): its size, its XXH3-128 and its chunk keys in order (a file of more chunks than a
-// manifest of the largest value can list, 30,678,336, is refused: a larger B takes fewer). export
+// manifest of the largest value can list, 30,678,335, is refused: a larger B takes fewer). export
 // writes the chunks back in order to a temporary file next to OUT, checks size and hash against
 // the manifest, syncs it and renames it to OUT ("-": standard output), and syncs OUT's directory;
 // an OUT in the store's own directory is refused, as it would replace a file of the store.
@@ -111,6 +111,9 @@ struct manifest {
 constexpr std::size_t manifest_header_max = 15 + 21 + 33;
 /// The fewest bytes a chunk key takes in a manifest: "c:", 32 hex digits and a newline.
 constexpr std::size_t manifest_line_min = 35;
+/// The most chunks a manifest lists: it is one value, of at most max_value_size bytes.
+constexpr std::uint64_t manifest_max_lines =
+    (ccf::kv::max_value_size - manifest_header_max) / manifest_line_min;  // 30,678,335
 
 /// The manifest of a file of `size` bytes and XXH3-128 `hash`, whose chunk keys are `lines`
 /// (each ending in a newline).
@@ -122,9 +125,8 @@ std::string encode(std::uint64_t size, const std::string& hash, const std::strin
 /// stored where its size is known, else as soon as the manifest passes that size.
 cli_error manifest_too_long(const std::string& shown, std::size_t chunk_size) {
   return cli_error(1, shown + " is too large to import in chunks of " + std::to_string(chunk_size) +
-                          " bytes: its manifest would pass " +
-                          std::to_string(ccf::kv::max_value_size) +
-                          " bytes (a larger --chunk-size takes fewer chunks)");
+                          " bytes: a manifest lists at most " + std::to_string(manifest_max_lines) +
+                          " chunks (a larger --chunk-size takes fewer)");
 }
 
 manifest decode(const std::string& name, const std::string& text) {
@@ -145,8 +147,15 @@ manifest decode(const std::string& name, const std::string& text) {
     throw cli_error(2, "the manifest of '" + name + "' is damaged (its size is '" + size + "')");
   }
   m.hash = line();
-  while (pos < text.size())
-    m.chunks.push_back(line());
+  while (pos < text.size()) {
+    std::string key = line();
+    // Every chunk key import writes is "c:" and a hash (a suffix after a collision).
+    if (!key.starts_with("c:") || key.size() > ccf::kv::max_key_size) {
+      throw cli_error(
+          2, "the manifest of '" + name + "' is damaged (a chunk key '" + key.substr(0, 80) + "')");
+    }
+    m.chunks.push_back(std::move(key));
+  }
   return m;
 }
 
@@ -192,10 +201,8 @@ int cmd_import(const std::string& dir, const std::string& path, std::string name
                            : std::numeric_limits<std::uint64_t>::max();
   if (ec) throw cli_error(2, "cannot read the size of " + shown + ": " + ec.message());
   if (left == 0) left = std::numeric_limits<std::uint64_t>::max();
-  const std::uint64_t max_lines =
-      (ccf::kv::max_value_size - manifest_header_max) / manifest_line_min;
   if (left != std::numeric_limits<std::uint64_t>::max() &&
-      left / chunk_size + (left % chunk_size != 0) > max_lines) {
+      left / chunk_size + (left % chunk_size != 0) > manifest_max_lines) {
     throw manifest_too_long(shown, chunk_size);
   }
   auto s = open_store(dir, true, recover);
@@ -213,7 +220,8 @@ int cmd_import(const std::string& dir, const std::string& path, std::string name
     XXH3_128bits_update(&state, piece.data(), piece.size());
     size += got;
     const std::string key = put_chunk(*s, piece, stored);
-    if (lines.size() + key.size() + 1 > ccf::kv::max_value_size - manifest_header_max) {
+    if (chunks == manifest_max_lines ||
+        lines.size() + key.size() + 1 > ccf::kv::max_value_size - manifest_header_max) {
       throw manifest_too_long(shown, chunk_size);
     }
     lines += key;

@@ -222,13 +222,15 @@ class output_file {
   }
   /// Syncs the directory that holds the file, so that the rename is durable too: a crash after
   /// the tool exited 0 could otherwise bring back the old file, or none. A file system that
-  /// cannot sync a directory (EINVAL) has nothing to sync.
+  /// cannot sync a directory (EINVAL) has nothing to sync, and a directory the user may write
+  /// but not read (EACCES) cannot be opened to sync: the rename stands as the system keeps it.
   void sync_directory() {
     const std::size_t slash = path_.find_last_of('/');
     const std::string dir = slash == std::string::npos ? "."
                             : slash == 0               ? "/"
                                                        : path_.substr(0, slash);
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && errno == EACCES) return;
     const bool synced = fd >= 0 && (::fsync(fd) == 0 || errno == EINVAL);
     const std::string reason = synced ? std::string() : errno_text();
     if (fd >= 0) ::close(fd);

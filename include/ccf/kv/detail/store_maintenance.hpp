@@ -64,6 +64,7 @@ inline void store::compact() {
     check_not_guarding();
   }
   std::lock_guard<std::mutex> one_at_a_time(compaction_mutex_);
+  check_open();  // after close() std::logic_error, also for a store that failed before it
   check_not_failed();
   std::shared_ptr<detail::generation> old;
   std::uint64_t copied_to = 0;
