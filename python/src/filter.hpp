@@ -10,9 +10,9 @@
 // without the GIL while a save streamed may still be finishing: the filter allows that).
 //
 // Lock order: the shared_mutex before the GIL. A thread may wait for the GIL while it holds the
-// mutex (clear, taking the GIL back), but never waits for the mutex while it holds the GIL (every
-// member releases the GIL first, and a batch unlocks the mutex before it takes the GIL back), so
-// the two never wait on each other.
+// mutex (clear, taking the GIL back; a batch, to run signal handlers), but never waits for the
+// mutex while it holds the GIL (every member releases the GIL first, and a batch unlocks the
+// mutex before it takes the GIL back for good), so the two never wait on each other.
 //
 // A save of a concurrent filter streams from a snapshot that single-item calls wait for, and the
 // save may wait for Python code (another thread reading the FIFO it writes). So while one streams,
@@ -33,7 +33,9 @@
 #include <optional>
 #include <shared_mutex>
 #include <span>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ccf/runtime_filter.hpp>
@@ -42,6 +44,11 @@
 #include "typed_arg.hpp"
 
 namespace ccf_py {
+
+class py_filter;
+/// The concurrent filter whose batch, stopped between chunks, runs signal handlers in this
+/// thread (or null).
+inline thread_local const py_filter* handlers_during_batch_of = nullptr;
 
 /// ccf.FilterFullError, set by the module.
 inline PyObject* filter_full_error = nullptr;
@@ -125,6 +132,11 @@ class py_filter {
   /// save to a FIFO that another Python thread reads), then clears with the lock and the GIL.
   void clear() {
     std::unique_lock<std::shared_mutex> lock(mutex_, std::defer_lock);
+    if (concurrent_ && handlers_during_batch_of == this) {
+      throw std::runtime_error(
+          "ccf: clear() in a signal handler run during a batch of the same filter would wait "
+          "for that batch forever");
+    }
     if (concurrent_) {
       py::gil_scoped_release nogil;
       lock.lock();
@@ -220,17 +232,44 @@ class py_filter {
  private:
   static constexpr std::size_t array_chunk = 16384;     // hashes of an array per batch
   static constexpr std::size_t iterable_chunk = 65536;  // hashes of an iterable per batch
+  static constexpr std::size_t signal_chunks = 64;      // array chunks between signal checks
 
   /// For a concurrent filter: the GIL released and the filter's lock held shared, for a batch.
   class batch_guard {
    public:
-    explicit batch_guard(const py_filter& f) {
+    explicit batch_guard(const py_filter& f) : f_(f), concurrent_(f.concurrent_) {
       if (!f.concurrent_) return;
       nogil_.emplace();
       lock_ = std::shared_lock(f.mutex_);
     }
+    /// Runs the handlers of signals received (Ctrl-C); true when one raised, its error then set.
+    /// Only the main thread runs them: a concurrent batch takes the GIL back for it, the lock
+    /// still held (clear() in a handler raises: it would wait for this batch), and stops looking
+    /// when it runs in another thread.
+    bool interrupted() {
+      if (!concurrent_) return PyErr_CheckSignals() != 0;
+      if (!may_be_signalled_) return false;
+      py::gil_scoped_acquire gil;
+      const py_filter* const outer = std::exchange(handlers_during_batch_of, &f_);
+      bool raised = PyErr_CheckSignals() != 0;
+      if (!raised) {
+        try {  // Python code, which may run a handler itself
+          const py::module_ threading = py::module_::import("threading");
+          may_be_signalled_ =
+              threading.attr("get_ident")().equal(threading.attr("main_thread")().attr("ident"));
+        } catch (py::error_already_set& e) {
+          e.restore();
+          raised = true;
+        }
+      }
+      handlers_during_batch_of = outer;
+      return raised;
+    }
 
    private:
+    const py_filter& f_;
+    bool concurrent_;
+    bool may_be_signalled_ = true;
     std::optional<py::gil_scoped_release> nogil_;
     std::shared_lock<std::shared_mutex> lock_;  // released before the GIL is taken back
   };
@@ -279,17 +318,23 @@ class py_filter {
     const std::uint64_t* values = u64_data(a);
     const std::size_t n = static_cast<std::size_t>(a.size());
     std::size_t done = 0;
+    bool interrupted = false;
     {
       batch_guard g(*this);
       std::vector<std::uint64_t> hashes(std::min(n, array_chunk));
-      while (done < n) {
+      for (std::size_t chunk = 1; done < n; ++chunk) {
         const std::size_t m = std::min(array_chunk, n - done);
         hasher_.u64s(values + done, m, hashes.data());
         const std::size_t in = f_.insert_many_hashes(std::span(hashes.data(), m));
         done += in;
         if (in < m) break;
+        if (chunk % signal_chunks == 0 && done < n && g.interrupted()) {
+          interrupted = true;
+          break;
+        }
       }
     }
+    if (interrupted) throw py::error_already_set();  // the items before went in
     if (done < n) raise_full(done, f_.growing());
   }
   py::array_t<bool> contains_array(const py::array& a) const {
@@ -297,15 +342,21 @@ class py_filter {
     const std::size_t n = static_cast<std::size_t>(a.size());
     py::array_t<bool> found(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
     bool* out = found.mutable_data();
+    bool interrupted = false;
     {
       batch_guard g(*this);
       std::vector<std::uint64_t> hashes(std::min(n, array_chunk));
-      for (std::size_t i = 0; i < n; i += array_chunk) {
+      for (std::size_t i = 0, chunk = 1; i < n; i += array_chunk, ++chunk) {
         const std::size_t m = std::min(array_chunk, n - i);
         hasher_.u64s(values + i, m, hashes.data());
         f_.contains_many_hashes(std::span(hashes.data(), m), std::span(out + i, m));
+        if (chunk % signal_chunks == 0 && i + m < n && g.interrupted()) {
+          interrupted = true;
+          break;
+        }
       }
     }
+    if (interrupted) throw py::error_already_set();
     return found;
   }
   py::array_t<bool> contains_iterable(py::handle items) const {

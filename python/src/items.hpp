@@ -81,9 +81,11 @@ class item_hasher {
   static void import_numpy() { numpy(); }
 
   /// The hashes of the items of an iterable, appended to `out`, at most `limit` of them; returns
-  /// whether the iterable is exhausted.
+  /// whether the iterable is exhausted. A signal's handler (Ctrl-C) runs every few thousand items,
+  /// and its exception is raised from here.
   bool items(py::iterator& it, std::vector<std::uint64_t>& out, std::size_t limit) const {
     for (std::size_t i = 0; i < limit; ++i) {
+      if (i % 4096 == 4095 && PyErr_CheckSignals() != 0) throw py::error_already_set();
       if (it == py::iterator::sentinel()) return true;
       out.push_back(item(*it));
       ++it;

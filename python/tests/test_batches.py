@@ -1,6 +1,9 @@
 """Batches: add_many, contains_many (numpy uint64 arrays in place, lists), accuracy."""
 
 import math
+import operator
+import signal
+import time
 
 import numpy as np
 import pytest
@@ -166,3 +169,58 @@ def test_update_refuses_the_arrays_add_many_refuses(array):
     with pytest.raises(type(refused.value)):
         f.update(array)
     assert len(f) == 0
+
+
+class Interrupted(Exception):
+    pass
+
+
+def interrupted_call(call, handler=lambda: None):
+    """Runs call() with a signal (SIGALRM, from the kernel, as Ctrl-C's SIGINT) 0.1 s in, whose
+    handler runs handler() and raises Interrupted."""
+
+    def on_signal(*_):
+        handler()
+        raise Interrupted()
+
+    previous = signal.signal(signal.SIGALRM, on_signal)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.1)
+        with pytest.raises(Interrupted):
+            call()
+            time.sleep(5)  # the signal had not come yet: it comes here
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_a_long_batch_stops_at_ctrl_c(concurrent):
+    # Ctrl-C stops a batch within a chunk of items, not at its end; as at a bad item, the items
+    # before it went in.
+    n = 8_000_000
+    keys = np.arange(n, dtype=np.uint64)
+    f = ccf.GrowingCuckooFilter(1000, concurrent=concurrent)
+    interrupted_call(lambda: f.add_many(keys))
+    assert 0 < len(f) < n
+    assert f.contains_many(np.arange(len(f), dtype=np.uint64)).all()
+    f = ccf.GrowingCuckooFilter(1000, concurrent=concurrent)
+    interrupted_call(lambda: f.add_many(range(n)))
+    assert 0 < len(f) < n
+    assert all(i in f for i in range(0, len(f), 997))
+    items = iter(range(n))
+    interrupted_call(lambda: f.contains_many(items))
+    assert operator.length_hint(items) > 0
+
+
+def test_clear_in_a_signal_handler_during_a_batch_raises():
+    # The batch holds the filter while the handler runs: clear() there would wait for it forever.
+    keys = np.arange(8_000_000, dtype=np.uint64)
+    f = ccf.GrowingCuckooFilter(1000, concurrent=True)
+    with pytest.raises(RuntimeError, match="signal handler"):
+        interrupted_call(lambda: f.add_many(keys), handler=f.clear)
+    assert 0 < len(f) < len(keys)
+    g = ccf.GrowingCuckooFilter(1000, concurrent=True)
+    g.add(1)
+    interrupted_call(lambda: f.contains_many(keys), handler=g.clear)  # another filter's clear
+    assert len(g) == 0
