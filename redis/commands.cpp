@@ -2,15 +2,21 @@
 // redis/commands.cpp: CF.RESERVE, CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX, CF.EXISTS,
 // CF.MEXISTS, CF.DEL, CF.COUNT, CF.INFO (the dump commands are in dump_commands.cpp).
 //
-// Every write that changes a filter is replicated verbatim: insertion is deterministic (ccf's
-// breadth-first search, no randomness), so a replica ends with the same table. A write that
-// changes nothing and fails is not (a replica would replay the failure). A write that changes a
-// filter also sends a keyspace event named after the command ("cf.add" for CF.ADD and CF.ADDNX,
-// "cf.insert" for CF.INSERT and CF.INSERTNX).
+// Every write that changes a filter is replicated: insertion is deterministic (ccf's breadth-first
+// search, no randomness), so a replica ends with the same table. A command that makes a filter
+// replicates the CF.RESERVE that makes the same one with every option spelled out (capacity,
+// EXPANSION, MAXITERATIONS, ERROR), then, when it also added items, itself: a replica, or a server
+// loading the AOF, would otherwise make the filter from its own DEFAULT_CAPACITY and DEFAULT_ERROR.
+// Other writes that change a filter go verbatim. A write that changes nothing is not replicated (a
+// replica would replay a failure). A write that changes a filter also sends a keyspace event
+// named after the command ("cf.add" for CF.ADD and CF.ADDNX, "cf.insert" for CF.INSERT and
+// CF.INSERTNX).
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <exception>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "commands.hpp"
@@ -34,9 +40,10 @@ struct reserve_options {
 /// CF.RESERVE could allocate gigabytes beyond it (and evict every other key, or end the server).
 /// Used memory is what Redis compares with maxmemory: used_memory less the replication and AOF
 /// buffers (mem_not_counted_for_evict), which a replica that reads slowly can make large. Under
-/// a policy that evicts keys, Redis makes room for a write by evicting, so only a table that does
-/// not fit once every key is gone (past used_memory_startup) is refused: a cache that is full, as
-/// such a cache always is, refused every new filter that did not fit in its last few bytes.
+/// an allkeys-* policy Redis makes room for a write by evicting any key, so only a table that
+/// does not fit once every key is gone (past used_memory_startup) is refused: a cache that is
+/// full, as such a cache always is, refused every new filter that did not fit in its last few
+/// bytes. volatile-* policies evict only keys with a time to live, so they get the full check.
 /// Not for the master's commands on a replica, nor while loading: Redis applies those whatever
 /// its memory, and a refusal would make the replica or the restarted server differ.
 void check_maxmemory(api::context* ctx, std::uint64_t bytes) {
@@ -53,10 +60,15 @@ void check_maxmemory(api::context* ctx, std::uint64_t bytes) {
       api::server_info_get_field_unsigned(info, "mem_not_counted_for_evict", &no_buffers);
   const unsigned long long startup =
       api::server_info_get_field_unsigned(info, "used_memory_startup", &no_startup);
+  // volatile-* policies evict only keys with a time to live: with none, they evict nothing.
+  const char* policy = api::server_info_get_field_c(info, "maxmemory_policy");
+  const bool evicts_any_key = policy != nullptr && std::string_view(policy).starts_with("allkeys-");
   api::free_server_info(ctx, info);
   if (no_most != api::ok || no_used != api::ok || most == 0) return;
   if (no_buffers == api::ok) used -= std::min(buffers, used);
-  if ((flags & api::ctx_flags_evict) != 0 && no_startup == api::ok) used = std::min(startup, used);
+  if ((flags & api::ctx_flags_evict) != 0 && evicts_any_key && no_startup == api::ok) {
+    used = std::min(startup, used);
+  }
   if (used + bytes <= most) return;
   throw reply_error("OOM a filter of " + std::to_string(bytes) + " bytes would take used memory (" +
                     std::to_string(used) + " bytes) past maxmemory (" + std::to_string(most) +
@@ -105,6 +117,36 @@ cf_value* make_filter(api::context* ctx, const reserve_options& o) {
   return cf_value::create(c, filter_meta{o.expansion, o.max_iterations, 0});
 }
 
+/// Replicates the CF.RESERVE of `key` that makes the filter `o` describes, every option that a
+/// module argument may change spelled out: the replica's or the restarted server's defaults do
+/// not apply. The rate goes as the shortest text that reads back as the same double. BUCKETSIZE
+/// goes as given (a static filter without it takes for_rate's layout, which no argument changes).
+void replicate_reserve(api::context* ctx, api::string* key, const reserve_options& o) {
+  std::array<char, 64> rate{};
+  const auto end = std::to_chars(rate.data(), rate.data() + rate.size() - 1, o.error).ptr;
+  *end = '\0';
+  const auto capacity = static_cast<long long>(o.capacity);
+  const auto expansion = static_cast<long long>(o.expansion);
+  const auto iterations = static_cast<long long>(o.max_iterations);
+  if (o.bucket_size) {
+    api::replicate(ctx, "CF.RESERVE", "slclclcccl", key, capacity, "EXPANSION", expansion,
+                   "MAXITERATIONS", iterations, "ERROR", rate.data(), "BUCKETSIZE",
+                   static_cast<long long>(*o.bucket_size));
+  } else {
+    api::replicate(ctx, "CF.RESERVE", "slclclcc", key, capacity, "EXPANSION", expansion,
+                   "MAXITERATIONS", iterations, "ERROR", rate.data());
+  }
+}
+
+/// Makes the filter `o` describes in the missing key `key` (named `name`) and replicates the
+/// CF.RESERVE that makes it; false when the key does not take it.
+bool create_filter(api::context* ctx, key_handle& key, api::string* name,
+                   const reserve_options& o) {
+  if (!key.set(make_filter(ctx, o))) return false;
+  replicate_reserve(ctx, name, o);
+  return true;
+}
+
 /// Parses CF.RESERVE's options (argv[3...]); an error text, or nullptr.
 const char* parse_reserve_options(api::string** argv, int argc, reserve_options& o) {
   for (int i = 3; i + 1 < argc; i += 2) {
@@ -149,16 +191,16 @@ int reserve_command(api::context* ctx, api::string** argv, int argc) {
   const auto s = key.lookup();
   if (s == key_handle::state::wrong_type) return reply_not_filter(ctx, s);
   if (s != key_handle::state::missing) return api::reply_with_error(ctx, err_exists);
-  if (!key.set(make_filter(ctx, o)))
+  if (!create_filter(ctx, key, argv[1], o))
     return api::reply_with_error(ctx, "ERR could not store the filter");
-  api::replicate_verbatim(ctx);
   notify(ctx, "cf.reserve", argv[1]);
   return api::reply_with_simple_string(ctx, "OK");
 }
 
-/// The filter of a key for an insert, made with the defaults when missing; nullptr after an error
-/// reply.
-cf_value* filter_for_insert(api::context* ctx, key_handle& key, std::size_t capacity, bool create) {
+/// The filter of key `name` for an insert, made with the module's defaults (and replicated as
+/// the CF.RESERVE that makes it) when missing; nullptr after an error reply.
+cf_value* filter_for_insert(api::context* ctx, key_handle& key, api::string* name,
+                            std::size_t capacity, bool create) {
   const auto s = key.lookup();
   if (s == key_handle::state::filter) return key.value();
   if (s != key_handle::state::missing) {
@@ -169,7 +211,9 @@ cf_value* filter_for_insert(api::context* ctx, key_handle& key, std::size_t capa
     api::reply_with_error(ctx, err_not_found);
     return nullptr;
   }
-  if (!key.set(make_default_filter(ctx, capacity))) {
+  reserve_options o;
+  o.capacity = capacity;
+  if (!create_filter(ctx, key, name, o)) {
     api::reply_with_error(ctx, "ERR could not store the filter");
     return nullptr;
   }
@@ -180,7 +224,7 @@ cf_value* filter_for_insert(api::context* ctx, key_handle& key, std::size_t capa
 int add_command(api::context* ctx, api::string** argv, int argc, bool nx) {
   if (argc != 3) return api::wrong_arity(ctx);
   key_handle key(ctx, argv[1], api::mode_read | api::mode_write);
-  cf_value* v = filter_for_insert(ctx, key, settings.default_capacity, true);
+  cf_value* v = filter_for_insert(ctx, key, argv[1], settings.default_capacity, true);
   if (v == nullptr) return api::ok;
   const std::string_view item = arg(argv[2]);
   if (nx && v->get().contains(item)) return api::reply_with_long_long(ctx, 0);  // not new
@@ -191,7 +235,7 @@ int add_command(api::context* ctx, api::string** argv, int argc, bool nx) {
   // propagation-error-behavior panic), and such an AOF does not load. A refused insert changes
   // nothing unless a growing filter doubled for it first; that one goes as the CF.INSERT that
   // does the same (a replica doubles the same way and answers -1, not an error). A filter this
-  // command made is empty: its item went in.
+  // command made is empty: its item went in (after the CF.RESERVE that made it).
   const bool grew = v->get().num_buckets() != buckets;
   if (inserted) {
     api::replicate_verbatim(ctx);
@@ -233,9 +277,8 @@ int insert_command(api::context* ctx, api::string** argv, int argc, bool nx) {
   if (items == 0 || items >= argc) return api::wrong_arity(ctx);
   key_handle key(ctx, argv[1], api::mode_read | api::mode_write);
   const bool created = key.lookup() == key_handle::state::missing;
-  cf_value* v = filter_for_insert(ctx, key, capacity, create);
+  cf_value* v = filter_for_insert(ctx, key, argv[1], capacity, create);
   if (v == nullptr) return api::ok;
-  api::replicate_verbatim(ctx);
   const std::size_t buckets = v->get().num_buckets();
   bool inserted = false;
   api::reply_with_array(ctx, argc - items);
@@ -249,7 +292,12 @@ int insert_command(api::context* ctx, api::string** argv, int argc, bool nx) {
       api::reply_with_long_long(ctx, in ? 1 : -1);
     }
   }
-  if (created || inserted || v->get().num_buckets() != buckets) notify(ctx, "cf.insert", argv[1]);
+  // Refused items change nothing unless a growing filter doubled for them, and items already
+  // there (NX) nothing at all: a command that changed nothing more than making the filter (its
+  // CF.RESERVE is replicated) is not replicated. A replica answers the same -1 to the same items.
+  const bool changed = inserted || v->get().num_buckets() != buckets;
+  if (changed) api::replicate_verbatim(ctx);
+  if (created || changed) notify(ctx, "cf.insert", argv[1]);
   return api::ok;
 }
 
@@ -345,12 +393,6 @@ int info(api::context* ctx, api::string** argv, int argc) {
 }
 
 }  // namespace
-
-cf_value* make_default_filter(api::context* ctx, std::size_t capacity) {
-  reserve_options o;
-  o.capacity = capacity;
-  return make_filter(ctx, o);
-}
 
 bool register_command(api::context* ctx, const command_spec& c) {
   if (api::create_command(ctx, c.name, c.fn, c.flags, 1, 1, 1) != api::ok) return false;

@@ -87,10 +87,6 @@ inline int reply_not_filter(api::context* ctx, key_handle::state s) {
       ctx, s == key_handle::state::wrong_type ? api::wrongtype_message : err_pending);
 }
 
-/// A new filter for CF.ADD / CF.INSERT of a missing key (the module's defaults); reply_error
-/// (OOM) when its table would take used memory past maxmemory.
-cf_value* make_default_filter(api::context* ctx, std::size_t capacity);
-
 /// One CF.* command, its key the first argument: its function, Redis command flags, arity (as
 /// Redis counts it: the name included, negative for "at least"), what it does to its key (the
 /// key-spec flags api::key_*) and a one-line summary.

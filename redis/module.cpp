@@ -7,7 +7,8 @@
 // CHUNK_SIZE: bytes per CF.SCANDUMP chunk and per CF.LOADCHUNK of an AOF rewrite (default 16 MiB,
 // at least 120: the first chunk of a dump holds its two headers). DEFAULT_CAPACITY (1024) and
 // DEFAULT_ERROR (0.01): the filter that CF.ADD and CF.INSERT create for a missing key, and
-// CF.RESERVE's rate when it has no ERROR option.
+// CF.RESERVE's rate when it has no ERROR option; replicas and the AOF get the filter's parameters
+// spelled out (commands.cpp), so theirs never apply to the master's commands.
 #include <ccf/version.hpp>
 
 #include <exception>

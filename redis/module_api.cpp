@@ -51,6 +51,7 @@ bool fetch_all(context* ctx) {
          fetch("RedisModule_GetServerInfo", get_server_info) &&
          fetch("RedisModule_FreeServerInfo", free_server_info) &&
          fetch("RedisModule_ServerInfoGetFieldUnsigned", server_info_get_field_unsigned) &&
+         fetch("RedisModule_ServerInfoGetFieldC", server_info_get_field_c) &&
          fetch("RedisModule_SaveUnsigned", save_unsigned) &&
          fetch("RedisModule_LoadUnsigned", load_unsigned) &&
          fetch("RedisModule_SaveStringBuffer", save_string_buffer) &&

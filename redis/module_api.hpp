@@ -203,7 +203,9 @@ inline int (*reply_with_string_buffer)(context*, const char* buf, std::size_t le
 inline int (*reply_with_null)(context*) = nullptr;
 // Replication.
 inline int (*replicate_verbatim)(context*) = nullptr;
-/// Replicates `command` with arguments described by `fmt` ("s": an api::string*, "c": a C string).
+/// Replicates `command` with arguments described by `fmt` ("s": an api::string*, "c": a C string,
+/// "l": a long long). Redis wraps the commands one command replicates in MULTI / EXEC when they
+/// are more than one (unless already in a transaction or script), in the order replicated.
 inline int (*replicate)(context*, const char* command, const char* fmt, ...) = nullptr;
 // Keyspace notifications.
 inline int (*notify_keyspace_event)(context*, int type, const char* event, string* key) = nullptr;
@@ -214,6 +216,8 @@ inline void (*free_server_info)(context*, server_info*) = nullptr;
 /// A field of INFO as an unsigned integer; *out_err is set to err when it is missing.
 inline unsigned long long (*server_info_get_field_unsigned)(server_info*, const char* field,
                                                             int* out_err) = nullptr;
+/// A field of INFO as a C string, valid until the server_info is freed; nullptr when missing.
+inline const char* (*server_info_get_field_c)(server_info*, const char* field) = nullptr;
 // RDB, AOF, DEBUG DIGEST.
 inline void (*save_unsigned)(io*, std::uint64_t value) = nullptr;
 inline std::uint64_t (*load_unsigned)(io*) = nullptr;

@@ -183,3 +183,41 @@ def canonical(dump):
     start = end - 8 * count
     hashes = sorted(struct.unpack_from(f"<{count}Q", dump, start))
     return dump[:start] + struct.pack(f"<{count}Q", *hashes) + dump[end:-8]
+
+
+# Module arguments of two servers whose defaults differ (the master's, and its replica's or the
+# server's that loads its AOF later): the filters a command stream makes must not depend on them.
+DEFAULTS_A = ["DEFAULT_CAPACITY", "700", "DEFAULT_ERROR", "0.003"]
+DEFAULTS_B = ["DEFAULT_CAPACITY", "20000", "DEFAULT_ERROR", "0.02"]
+DEFAULTED_KEYS = ("add", "addnx", "insert", "capacity", "insertnx", "reserve", "static",
+                  "bucket", "rate", "multi", "lua", "lua2")
+
+
+def make_filters_with_defaults(r):
+    """Makes the filters DEFAULTED_KEYS with commands that take the module's defaults: CF.ADD,
+    CF.ADDNX, CF.INSERT and CF.INSERTNX of missing keys, CF.RESERVE without ERROR, also in a
+    transaction and in a script; then adds enough to "add" to double it at DEFAULTS_A's capacity."""
+    r.execute_command("CF.ADD", "add", "x")
+    r.execute_command("CF.ADDNX", "addnx", "x")
+    r.execute_command("CF.INSERT", "insert", "ITEMS", "x", "y")
+    r.execute_command("CF.INSERT", "capacity", "CAPACITY", 5000, "ITEMS", "x")
+    r.execute_command("CF.INSERTNX", "insertnx", "ITEMS", "x", "x", "z")
+    r.execute_command("CF.RESERVE", "reserve", 3000)
+    r.execute_command("CF.RESERVE", "static", 3000, "EXPANSION", 0)
+    r.execute_command("CF.RESERVE", "bucket", 3000, "EXPANSION", 0, "BUCKETSIZE", 2,
+                      "MAXITERATIONS", 20)
+    r.execute_command("CF.RESERVE", "rate", 3000, "ERROR", "0.00001234")
+    pipe = r.pipeline(transaction=True)
+    pipe.execute_command("CF.ADD", "multi", "x")
+    pipe.execute_command("CF.INSERT", "multi", "ITEMS", "y")
+    pipe.execute()
+    r.eval("redis.call('CF.ADD', KEYS[1], 'x') "
+           "return redis.call('CF.INSERTNX', KEYS[2], 'ITEMS', 'x')", 2, "lua", "lua2")
+    r.execute_command("CF.INSERT", "add", "ITEMS", *[f"i{n}" for n in range(3000)])
+    for key in ("static", "bucket", "rate"):
+        r.execute_command("CF.INSERT", key, "ITEMS", *[f"i{n}" for n in range(1000)])
+
+
+def filters(r, keys=DEFAULTED_KEYS):
+    """Each key's CF.INFO fields and dump (canonical), to compare two servers' filters."""
+    return {k: (vars(r.cf().info(k)), canonical(dump_bytes(r, k))) for k in keys}

@@ -6,7 +6,8 @@ import random
 import pytest
 import redis
 
-from redis_harness import Server, canonical, dump_bytes, wait_until
+from redis_harness import (DEFAULTS_A, DEFAULTS_B, Server, canonical, dump_bytes, filters,
+                           make_filters_with_defaults, wait_until)
 
 ITEMS = [f"p{i}" for i in range(20_000)]
 
@@ -86,6 +87,41 @@ def test_restart_from_aof_log_and_rewrite(chunk_size):
         s.restart()  # loads the rewritten file: CF.LOADCHUNK commands
         r = s.client()
         check(r, dumps)
+
+
+def test_an_aof_log_makes_the_same_filters_under_other_defaults():
+    # The log held the commands that made filters from the module's defaults as given: a restart
+    # with other DEFAULT_CAPACITY or DEFAULT_ERROR made other filters from it. It now holds the
+    # CF.RESERVE that makes each one.
+    with Server("--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "no",
+                module_args=DEFAULTS_A) as s:
+        r = s.client()
+        assert wait_until(lambda: aof_idle(r))
+        make_filters_with_defaults(r)
+        expected = filters(r)
+        s.module_args = DEFAULTS_B
+        s.args += ["--propagation-error-behavior", "panic"]
+        s.restart()  # replays the log, never rewritten
+        r = s.client()
+        assert filters(r) == expected
+
+
+def test_inserts_that_change_nothing_stay_out_of_the_aof():
+    # CF.INSERT and CF.INSERTNX were logged even when every item was there already or refused.
+    with Server("--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "no",
+                "--propagation-error-behavior", "panic") as s:
+        r = s.client()
+        assert wait_until(lambda: aof_idle(r))
+        r.execute_command("CF.RESERVE", "tiny", 4, "EXPANSION", 0, "BUCKETSIZE", 2)
+        # Two buckets of 2 hold 4 copies of an item; the 5th is refused.
+        assert r.execute_command("CF.INSERT", "tiny", "ITEMS", *["u"] * 5) == [1, 1, 1, 1, -1]
+        size = r.info("persistence")["aof_current_size"]
+        assert r.execute_command("CF.INSERTNX", "tiny", "ITEMS", "u") == [0]
+        assert r.execute_command("CF.INSERT", "tiny", "ITEMS", "u", "u") == [-1, -1]
+        assert r.info("persistence")["aof_current_size"] == size
+        tiny = dump_bytes(r, "tiny")
+        s.restart()
+        assert dump_bytes(s.client(), "tiny") == tiny
 
 
 def test_a_chunk_size_too_small_for_a_dumps_headers_is_refused_at_load():

@@ -5,7 +5,8 @@ import contextlib
 import pytest
 import redis
 
-from redis_harness import HOST, Server, canonical, dump_bytes, wait_until
+from redis_harness import (DEFAULTED_KEYS, DEFAULTS_A, DEFAULTS_B, HOST, Server, canonical,
+                           dump_bytes, filters, make_filters_with_defaults, wait_until)
 
 
 def in_sync(master, replica):
@@ -198,3 +199,25 @@ def test_a_replica_with_less_maxmemory_takes_what_its_master_made():
             assert rs.proc.poll() is None, rs.log()
             assert replica.cf().exists("big", "item") == 1
             assert replica.cf().info("big").size == master.cf().info("big").size
+
+
+def test_a_replica_with_other_defaults_makes_the_masters_filters():
+    # Commands that made a filter from the module's defaults were replicated verbatim: the replica
+    # made it from its own DEFAULT_CAPACITY and DEFAULT_ERROR, another table, which then answered
+    # differently. They now reach it as the CF.RESERVE that makes the master's filter.
+    with Server(module_args=DEFAULTS_A) as m:
+        master = m.client()
+        with Server("--replicaof", HOST, str(m.port), "--propagation-error-behavior", "panic",
+                    module_args=DEFAULTS_B) as rs:
+            replica = rs.client()
+            assert wait_until(lambda: in_sync(master, replica), timeout=30)
+            make_filters_with_defaults(master)
+            caught_up(master, replica)
+            assert rs.proc.poll() is None, rs.log()
+            assert sorted(replica.keys()) == sorted(k.encode() for k in DEFAULTED_KEYS)
+            expected = filters(master)
+            assert filters(replica) == expected
+            assert expected["add"][0]["bucketNum"] > expected["insert"][0]["bucketNum"]  # doubled
+            for key in ("static", "bucket", "rate"):
+                assert dump_bytes(master, key) == dump_bytes(replica, key), key
+            assert "errorstat_ERR" not in replica.info("errorstats"), rs.log()
