@@ -31,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <shared_mutex>
 #include <span>
 #include <stdexcept>
@@ -41,6 +42,7 @@
 #include <ccf/runtime_filter.hpp>
 
 #include "items.hpp"
+#include "save_file.hpp"
 #include "typed_arg.hpp"
 
 namespace ccf_py {
@@ -86,6 +88,12 @@ class py_filter {
   }
 
   const ccf::runtime_filter& get() const noexcept { return f_; }
+  /// Gives a filter just made, which no other code has seen yet, the table `f` (of the same
+  /// concurrency): how an instance of a subclass is loaded.
+  void adopt(ccf::runtime_filter f) {
+    f_ = std::move(f);
+    hasher_ = item_hasher(f_.seed());
+  }
   bool concurrent() const noexcept { return concurrent_; }
   std::uint64_t hash(item_arg item) const { return hasher_.item(item); }
 
@@ -119,11 +127,13 @@ class py_filter {
   // ---- batches ----
   /// add_many and update in Python: a numpy array (in place) or the items of any other iterable.
   void add_many(items_arg items) {
+    item_hasher::refuse_masked(items.value.ptr());
     if (py::isinstance<py::array>(items))
       return add_array(py::reinterpret_borrow<py::array>(items));
     add_iterable(items);
   }
   py::array_t<bool> contains_many(items_arg items) const {
+    item_hasher::refuse_masked(items.value.ptr());
     if (py::isinstance<py::array>(items))
       return contains_array(py::reinterpret_borrow<py::array>(items));
     return contains_iterable(items);
@@ -153,15 +163,15 @@ class py_filter {
     }
     return py::bytes(reinterpret_cast<const char*>(b.data()), b.size());
   }
-  /// Writes the filter's file. Opening and writing may wait (a FIFO that another Python thread
-  /// reads), so neither holds the GIL: a sequential filter, which the GIL guards, is serialised
-  /// first; a concurrent one streams under its shared lock, counted in streaming_saves_ (with
-  /// the GIL held) while it does. A failed write is an OSError.
+  /// Writes the filter's file (save_file.hpp: a regular file is replaced only once the new one is
+  /// whole). Opening and writing may wait (a FIFO that another Python thread reads), so neither
+  /// holds the GIL: a sequential filter, which the GIL guards, is serialised first; a concurrent
+  /// one streams under its shared lock, counted in streaming_saves_ (with the GIL held) while it
+  /// does. A failed write is an OSError.
   void save(path_arg path) const {
     const std::string p = fs_path(path);
     std::vector<std::byte> bytes;
     if (!concurrent_) bytes = f_.to_bytes();
-    bool ok = false;
     int err = 0;
     {
       std::optional<streaming_save> counted;  // first made, last dropped: with the GIL held
@@ -170,25 +180,10 @@ class py_filter {
       if (concurrent_) streaming.emplace(*this);  // releases the GIL
       std::optional<py::gil_scoped_release> nogil;
       if (!concurrent_) nogil.emplace();
-      std::ofstream out(p, std::ios::binary | std::ios::trunc);
-      err = errno;
-      if (out) {
-        try {
-          if (concurrent_) {
-            f_.save(out);
-          } else {
-            out.write(reinterpret_cast<const char*>(bytes.data()),
-                      static_cast<std::streamsize>(bytes.size()));
-          }
-          out.close();
-        } catch (const std::runtime_error&) {  // stream_out: the stream failed
-        }
-        ok = !out.fail();
-        err = errno;
-      }
+      err = write_file(p, bytes);
     }
-    if (!ok) {
-      errno = err != 0 ? err : EIO;
+    if (err != 0) {
+      errno = err;
       io_error(path);
     }
   }
@@ -285,6 +280,25 @@ class py_filter {
    private:
     const py_filter& f_;
   };
+
+  /// Writes the file at p (a sequential filter's `bytes`, or a concurrent filter streamed),
+  /// without the GIL; returns 0 or an errno.
+  int write_file(const std::string& p, std::span<const std::byte> bytes) const {
+    save_file file;
+    if (const int err = file.open(p); err != 0) return err;
+    std::ostream out(&file.buffer());
+    try {
+      if (concurrent_) {
+        f_.save(out);
+      } else {
+        out.write(reinterpret_cast<const char*>(bytes.data()),
+                  static_cast<std::streamsize>(bytes.size()));
+      }
+    } catch (const std::runtime_error&) {  // stream_out: the stream failed
+    }
+    if (out.fail()) return file.write_error();
+    return file.commit();
+  }
 
   /// Adds the items of any iterable, hashing them in chunks (the GIL held) and inserting each
   /// chunk as a batch. An item that is not one raises after the items before it are added.

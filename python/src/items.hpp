@@ -69,7 +69,10 @@ class item_hasher {
     // is hashed as bytes (5.0 would not be the item 5). A numpy bool is an int, as a bool is.
     if (is_instance(o, numpy().boolean)) return u64(PyObject_IsTrue(o) == 1 ? 1 : 0);
     if (PyFloat_Check(o) || is_instance(o, numpy().any)) not_an_item(o);
-    if (PyObject_CheckBuffer(o)) return buffer(o);
+    if (PyObject_CheckBuffer(o)) {
+      refuse_masked(o);
+      return buffer(o);
+    }
     if (PyIndex_Check(o)) return u64(int_value(py::reinterpret_steal<py::object>(index(o)).ptr()));
     not_an_item(o);
   }
@@ -79,6 +82,14 @@ class item_hasher {
   /// import would run inside a static's initialisation, where a second thread that reaches it
   /// waits holding the GIL that the import needs.
   static void import_numpy() { numpy(); }
+
+  /// TypeError for a numpy masked array, whose mask a batch or a buffer item would ignore.
+  static void refuse_masked(PyObject* o) {
+    if (!is_instance(o, numpy().masked)) return;
+    throw py::type_error(
+        "ccf: numpy masked arrays are not supported (the mask would be ignored): pass "
+        "a.compressed() for the values not masked, or a.filled(value)");
+  }
 
   /// The hashes of the items of an iterable, appended to `out`, at most `limit` of them; returns
   /// whether the iterable is exhausted. A signal's handler (Ctrl-C) runs every few thousand items,
@@ -120,17 +131,20 @@ class item_hasher {
     if (i == nullptr) throw py::error_already_set();
     return i;
   }
-  /// numpy's scalar types that items are told apart by, looked up once and kept for the process.
+  /// numpy's scalar types that items are told apart by, and its masked array type, looked up once
+  /// and kept for the process.
   struct numpy_scalars {
     PyObject* integer;
     PyObject* boolean;
     PyObject* any;
+    PyObject* masked;  // numpy.ma.MaskedArray
   };
   static const numpy_scalars& numpy() {
     static const numpy_scalars types = [] {
       const py::module_ np = py::module_::import("numpy");
       auto kept = [&](const char* name) { return py::object(np.attr(name)).release().ptr(); };
-      return numpy_scalars{kept("integer"), kept("bool_"), kept("generic")};
+      py::object masked = py::module_::import("numpy.ma").attr("MaskedArray");
+      return numpy_scalars{kept("integer"), kept("bool_"), kept("generic"), masked.release().ptr()};
     }();
     return types;
   }

@@ -54,6 +54,16 @@ std::size_t check_capacity(py::handle capacity, const char* name) {
 std::uint64_t check_seed(py::handle seed) {
   return integer_in(seed, "seed", 0, std::numeric_limits<std::uint64_t>::max());
 }
+/// A bool argument: True or False (or a numpy.bool_). Anything else is a TypeError naming the
+/// argument, not its truth value (None, 0.0 or "no" taken as False).
+bool check_bool(py::handle arg, const char* name) {
+  if (arg.ptr() == Py_True) return true;
+  if (arg.ptr() == Py_False) return false;
+  if (py::isinstance(arg, py::module_::import("numpy").attr("bool_")))
+    return PyObject_IsTrue(arg.ptr()) == 1;
+  throw py::type_error(std::string("ccf: ") + name + " must be a bool (True or False), not " +
+                       Py_TYPE(arg.ptr())->tp_name);
+}
 void check_fpr(double fpr) {
   if (!(fpr > 0.0 && fpr <= 0.5)) {
     std::ostringstream s;
@@ -62,9 +72,10 @@ void check_fpr(double fpr) {
   }
 }
 
-std::unique_ptr<static_filter> make_static(ccf_py::int_arg capacity, double fpr, bool concurrent,
-                                           ccf_py::int_arg seed) {
+std::unique_ptr<static_filter> make_static(ccf_py::int_arg capacity, double fpr,
+                                           ccf_py::bool_arg concurrent_arg, ccf_py::int_arg seed) {
   const std::size_t n = check_capacity(capacity, "capacity");
+  const bool concurrent = check_bool(concurrent_arg, "concurrent");
   check_fpr(fpr);
   ccf::filter_config c = ccf::filter_config::for_rate(n, fpr, py_filter::kind_for(concurrent));
   c.seed = check_seed(seed);
@@ -72,9 +83,10 @@ std::unique_ptr<static_filter> make_static(ccf_py::int_arg capacity, double fpr,
 }
 
 std::unique_ptr<growing_filter> make_growing(ccf_py::int_arg initial_capacity, double fpr,
-                                             bool concurrent, ccf_py::int_arg max_doublings,
-                                             ccf_py::int_arg seed) {
+                                             ccf_py::bool_arg concurrent_arg,
+                                             ccf_py::int_arg max_doublings, ccf_py::int_arg seed) {
   const std::size_t n = check_capacity(initial_capacity, "initial_capacity");
+  const bool concurrent = check_bool(concurrent_arg, "concurrent");
   check_fpr(fpr);
   const auto doublings = static_cast<unsigned>(
       integer_in(max_doublings, "max_doublings", 0, ccf::detail::growing_max_max_doublings));
@@ -90,8 +102,36 @@ py::object wrap(ccf::runtime_filter f, bool concurrent) {
   return py::cast(std::make_unique<static_filter>(std::move(f), concurrent));
 }
 
+/// A loaded filter of class Wanted as an instance of cls, Wanted or a subclass of it: a subclass's
+/// instance is made as pickle makes one (cls.__new__, the base's __init__, not the subclass's),
+/// then given the table.
 template <class Wanted>
-std::unique_ptr<Wanted> from_bytes_as(ccf_py::buffer_arg data, bool concurrent) {
+py::object make_as(const py::type& cls, ccf::runtime_filter f, bool concurrent) {
+  constexpr bool growing = std::is_same_v<Wanted, growing_filter>;
+  const py::type base = py::type::of<Wanted>();
+  if (cls.is(base)) return py::cast(std::make_unique<Wanted>(std::move(f), concurrent));
+  if (!PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
+                        reinterpret_cast<PyTypeObject*>(base.ptr()))) {
+    throw py::value_error(std::string("ccf: these bytes hold a ") +
+                          (growing ? "GrowingCuckooFilter" : "CuckooFilter") + ", not a " +
+                          std::string(py::str(cls.attr("__qualname__"))));
+  }
+  py::object self = cls.attr("__new__")(cls);
+  if constexpr (growing) {
+    base.attr("__init__")(self, 1, py::arg("concurrent") = concurrent,
+                          py::arg("max_doublings") = 0);
+  } else {
+    base.attr("__init__")(self, 1, py::arg("concurrent") = concurrent);
+  }
+  self.cast<py_filter&>().adopt(std::move(f));
+  return self;
+}
+
+/// Wanted.frombytes, a classmethod: an instance of cls (Wanted or a subclass).
+template <class Wanted>
+py::object from_bytes_as(const py::type& cls, ccf_py::buffer_arg data,
+                         ccf_py::bool_arg concurrent_arg) {
+  const bool concurrent = check_bool(concurrent_arg, "concurrent");
   ccf::runtime_filter f = py_filter::from_bytes(data, concurrent);
   constexpr bool want_growing = std::is_same_v<Wanted, growing_filter>;
   if (f.growing() != want_growing) {
@@ -100,7 +140,44 @@ std::unique_ptr<Wanted> from_bytes_as(ccf_py::buffer_arg data, bool concurrent) 
                                        : "ccf: these bytes hold a growing filter: use "
                                          "GrowingCuckooFilter.frombytes or ccf.loads");
   }
-  return std::make_unique<Wanted>(std::move(f), concurrent);
+  return make_as<Wanted>(cls, std::move(f), concurrent);
+}
+
+/// ccf._restore's filter of class cls (a pickled filter's class, which may be a subclass).
+py::object loads_as(const py::type& cls, ccf_py::buffer_arg data, ccf_py::bool_arg concurrent_arg) {
+  const bool concurrent = check_bool(concurrent_arg, "concurrent");
+  ccf::runtime_filter f = py_filter::from_bytes(data, concurrent);
+  if (f.growing()) return make_as<growing_filter>(cls, std::move(f), concurrent);
+  return make_as<static_filter>(cls, std::move(f), concurrent);
+}
+
+/// The instance state that pickling and copying keep: what __getstate__ gives (Python 3.11 and
+/// later: the __dict__ and slots of a subclass's instance, None when there are none), else a
+/// non-empty __dict__.
+py::object instance_state(const py::object& self) {
+  if (py::hasattr(self, "__getstate__")) return self.attr("__getstate__")();
+  py::object d = py::getattr(self, "__dict__", py::none());
+  return !d.is_none() && py::len(d) > 0 ? d : py::none();
+}
+
+/// Filter.__reduce__: ccf._restore(bytes, concurrent, class) and the instance state.
+py::tuple reduce(const py::object& self) {
+  const py_filter& p = self.cast<const py_filter&>();
+  // ccf._restore is a Python function, so that pickle can name it.
+  return py::make_tuple(py::module_::import("ccf").attr("_restore"),
+                        py::make_tuple(p.to_bytes(), p.concurrent(), py::type::of(self)),
+                        instance_state(self));
+}
+
+/// Binds Wanted.frombytes as a classmethod.
+template <class Wanted>
+void def_frombytes(py::class_<Wanted, py_filter>& c, const char* doc) {
+  const py::cpp_function f(&from_bytes_as<Wanted>, py::name("frombytes"), py::scope(c),
+                           py::arg("cls"), py::arg("data"), py::kw_only(),
+                           py::arg("concurrent") = true, doc);
+  auto method = py::reinterpret_steal<py::object>(PyClassMethod_New(f.ptr()));
+  if (!method) throw py::error_already_set();
+  c.attr("frombytes") = method;
 }
 
 std::string filter_repr(const py_filter& p) {
@@ -218,17 +295,14 @@ void bind_properties(py::class_<py_filter>& c) {
 void bind_files(py::class_<py_filter>& c) {
   c.def("save", &py_filter::save, py::arg("path"),
         "Writes the filter to a file (str, bytes or os.PathLike) in ccf's file format, which\n"
-        "C++ ccf and the ccf tool read. OSError if the file cannot be written.")
+        "C++ ccf and the ccf tool read. OSError if the file cannot be written. A regular\n"
+        "file is replaced only once the new one is whole (a temporary file beside it, synced\n"
+        "and renamed over it); a FIFO or a device is written directly.")
       .def("__bytes__", &py_filter::to_bytes,
            "The filter in ccf's file format (as save writes it).")
-      .def(
-          "__reduce__",
-          [](const py_filter& p) {
-            // ccf._restore is a Python function, so that pickle can name it.
-            return py::make_tuple(py::module_::import("ccf").attr("_restore"),
-                                  py::make_tuple(p.to_bytes(), p.concurrent()));
-          },
-          "Pickling: the filter travels as its bytes.")
+      .def("__reduce__", &reduce,
+           "Pickling and copying: the filter travels as its bytes, with its class (a subclass\n"
+           "stays one) and its instance state (a subclass instance's __dict__).")
       .def("__repr__", &filter_repr);
 }
 
@@ -238,23 +312,26 @@ void bind_classes(py::module_& m) {
   bind_properties(base);
   bind_files(base);
 
-  py::class_<static_filter, py_filter>(m, "CuckooFilter", R"(A cuckoo filter of fixed capacity.
+  py::class_<static_filter, py_filter> static_class(m, "CuckooFilter",
+                                                    R"(A cuckoo filter of fixed capacity.
 
 CuckooFilter(capacity, fpr=0.001, *, concurrent=True, seed=ccf.default_seed)
 
 capacity: the items it must hold; fpr: the target false-positive rate, in (0, 0.5]. The layout of
 least memory for them is picked (fingerprint bits and slots per bucket). Adding to a full filter
 raises FilterFullError. concurrent=True: threads may use it at once and batch calls release the
-GIL; concurrent=False: a faster single-threaded table that holds the GIL while it works.)")
-      .def(py::init(&make_static), py::arg("capacity"), py::arg("fpr") = 0.001, py::kw_only(),
-           py::arg("concurrent") = true, py::arg("seed") = ccf::default_seed)
-      .def_static("frombytes", &from_bytes_as<static_filter>, py::arg("data"), py::kw_only(),
-                  py::arg("concurrent") = true,
-                  "A CuckooFilter from bytes in ccf's file format (bytes(f), a file's content).\n"
-                  "FormatError if they are not a filter; ValueError if they hold a growing one.");
+GIL; concurrent=False: a faster single-threaded table that holds the GIL while it works.)");
+  static_class.def(py::init(&make_static), py::arg("capacity"), py::arg("fpr") = 0.001,
+                   py::kw_only(), py::arg("concurrent") = true,
+                   py::arg("seed") = ccf::default_seed);
+  def_frombytes(static_class,
+                "A CuckooFilter (or an instance of the subclass it is called on) from bytes in\n"
+                "ccf's file format (bytes(f), a file's content). FormatError if they are not a\n"
+                "filter; ValueError if they hold a growing one.");
 
-  py::class_<growing_filter, py_filter>(m, "GrowingCuckooFilter",
-                                        R"(A cuckoo filter that doubles whenever it fills.
+  py::class_<growing_filter, py_filter> growing_class(
+      m, "GrowingCuckooFilter",
+      R"(A cuckoo filter that doubles whenever it fills.
 
 GrowingCuckooFilter(initial_capacity, fpr=0.001, *, concurrent=True, max_doublings=16,
                     seed=ccf.default_seed)
@@ -264,14 +341,14 @@ fpr (in (0, 0.5]) for max_doublings doublings (at most 64; beyond them the rate 
 raises FilterFullError only where items added many times crowd it: the ninth copy of an item, an
 item whose two buckets copies of another item fill even in the table doubled for it (which stays:
 adding it again may succeed), a copy that finds no room while the filter is less than half full,
-any item while copies keep it less than an eighth full.)")
-      .def(py::init(&make_growing), py::arg("initial_capacity"), py::arg("fpr") = 0.001,
-           py::kw_only(), py::arg("concurrent") = true, py::arg("max_doublings") = 16,
-           py::arg("seed") = ccf::default_seed)
-      .def_static("frombytes", &from_bytes_as<growing_filter>, py::arg("data"), py::kw_only(),
-                  py::arg("concurrent") = true,
-                  "A GrowingCuckooFilter from bytes in ccf's file format. FormatError if they\n"
-                  "are not a filter; ValueError if they hold a static one.");
+any item while copies keep it less than an eighth full.)");
+  growing_class.def(py::init(&make_growing), py::arg("initial_capacity"), py::arg("fpr") = 0.001,
+                    py::kw_only(), py::arg("concurrent") = true, py::arg("max_doublings") = 16,
+                    py::arg("seed") = ccf::default_seed);
+  def_frombytes(growing_class,
+                "A GrowingCuckooFilter (or an instance of the subclass it is called on) from\n"
+                "bytes in ccf's file format. FormatError if they are not a filter; ValueError\n"
+                "if they hold a static one.");
 
   for (const char* name : {"Filter", "CuckooFilter", "GrowingCuckooFilter"})
     m.attr(name).attr("__module__") = "ccf";
@@ -280,7 +357,8 @@ any item while copies keep it less than an eighth full.)")
 void bind_functions(py::module_& m) {
   m.def(
       "load",
-      [](ccf_py::path_arg path, bool concurrent) {
+      [](ccf_py::path_arg path, ccf_py::bool_arg concurrent_arg) {
+        const bool concurrent = check_bool(concurrent_arg, "concurrent");
         return wrap(py_filter::from_file(path, concurrent), concurrent);
       },
       py::arg("path"), py::kw_only(), py::arg("concurrent") = true,
@@ -289,12 +367,16 @@ void bind_functions(py::module_& m) {
       "filter; OSError if it cannot be read.");
   m.def(
       "loads",
-      [](ccf_py::buffer_arg data, bool concurrent) {
+      [](ccf_py::buffer_arg data, ccf_py::bool_arg concurrent_arg) {
+        const bool concurrent = check_bool(concurrent_arg, "concurrent");
         return wrap(py_filter::from_bytes(data, concurrent), concurrent);
       },
       py::arg("data"), py::kw_only(), py::arg("concurrent") = true,
       "A filter from bytes in ccf's file format: a CuckooFilter or a GrowingCuckooFilter.\n"
       "FormatError if they are not a valid filter.");
+  m.def("_loads_as", &loads_as, py::arg("cls"), py::arg("data"), py::kw_only(),
+        py::arg("concurrent") = true,
+        "A filter from bytes as an instance of cls, its class or a subclass of it (unpickling).");
 }
 
 }  // namespace

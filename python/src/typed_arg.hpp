@@ -19,6 +19,9 @@ struct typed_arg {
   operator py::handle() const noexcept { return value; }
 };
 
+struct bool_name {
+  static constexpr auto text = py::detail::const_name("bool");
+};
 struct int_name {
   static constexpr auto text = py::detail::const_name("int");
 };
@@ -35,6 +38,7 @@ struct buffer_name {
   static constexpr auto text = py::detail::const_name("Buffer");
 };
 
+using bool_arg = typed_arg<bool_name>;
 using int_arg = typed_arg<int_name>;
 using item_arg = typed_arg<item_name>;
 using items_arg = typed_arg<items_name>;

@@ -71,6 +71,21 @@ def test_non_contiguous_is_type_error():
     assert len(f) == 10
 
 
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_masked_arrays_are_refused(concurrent):
+    # The mask was ignored: masked values went in, and were answered as any other.
+    f = ccf.CuckooFilter(1000, concurrent=concurrent)
+    masked = np.ma.array(np.arange(4, dtype=np.uint64), mask=[False, True, False, True])
+    for call in (f.add_many, f.update, f.contains_many, f.add, f.__contains__):
+        with pytest.raises(TypeError, match="masked arrays are not supported"):
+            call(masked)
+    with pytest.raises(TypeError, match="masked"):
+        f.add_many(np.ma.array(np.arange(4, dtype=np.uint64)))  # even with nothing masked
+    assert len(f) == 0
+    f.add_many(masked.compressed())
+    assert f.contains_many(np.arange(4, dtype=np.uint64)).tolist() == [True, False, True, False]
+
+
 def test_array_used_in_place():
     # A read-only array (no copy can be written either) works, and the result reflects the
     # array's current content, not a snapshot taken earlier.

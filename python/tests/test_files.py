@@ -1,8 +1,13 @@
 """Files and bytes: save/load, bytes/frombytes, pickling, corrupt input, the ccf tool."""
 
 import copy
+import os
 import pathlib
 import pickle
+import stat
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -79,6 +84,63 @@ def test_pickle_and_copy(kind, concurrent):
             assert bytes(g) == bytes(f)
         g.add("only-in-copy")
         assert len(g) == len(f) + 1  # an independent filter
+
+
+class Tagged(ccf.CuckooFilter):
+    """A subclass whose instances carry attributes."""
+
+
+class TaggedGrowing(ccf.GrowingCuckooFilter):
+    pass
+
+
+class Slotted(ccf.CuckooFilter):
+    __slots__ = ("tag",)
+
+
+@pytest.mark.parametrize("cls", [Tagged, TaggedGrowing])
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_pickle_copy_and_frombytes_keep_a_subclass(cls, concurrent):
+    # They gave the base class, and dropped the instance's attributes.
+    f = cls(1000, concurrent=concurrent)
+    f.update(WORDS[:500])
+    f.note = ["kept"]
+    protocols = (0, 2, pickle.HIGHEST_PROTOCOL)
+    copies = [pickle.loads(pickle.dumps(f, protocol)) for protocol in protocols]
+    copies += [copy.copy(f), copy.deepcopy(f)]
+    for g in copies:
+        assert type(g) is cls and g is not f
+        assert g.concurrent is concurrent and g.note == ["kept"]
+        assert answers(g, WORDS + OTHERS) == answers(f, WORDS + OTHERS)
+        g.add("only-in-copy")
+        assert len(g) == len(f) + 1  # an independent filter
+    assert copies[3].note is f.note and copies[4].note is not f.note
+    g = cls.frombytes(bytes(f), concurrent=concurrent)
+    assert type(g) is cls and g.concurrent is concurrent and not hasattr(g, "note")
+    assert answers(g, WORDS + OTHERS) == answers(f, WORDS + OTHERS)
+    # A filter of the other class is not made an instance of this one.
+    other = ccf.CuckooFilter(100) if f.growing else ccf.GrowingCuckooFilter(100)
+    with pytest.raises(ValueError, match="frombytes"):
+        cls.frombytes(bytes(other))
+    with pytest.raises(ValueError, match=cls.__name__):
+        ccf._restore(bytes(other), True, cls)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="object.__getstate__ keeps slots")
+def test_pickle_keeps_the_slots_of_a_subclass():
+    f = Slotted(100)
+    f.add("x")
+    f.tag = "slot"
+    for g in (pickle.loads(pickle.dumps(f)), copy.copy(f), copy.deepcopy(f)):
+        assert type(g) is Slotted and g.tag == "slot" and "x" in g
+
+
+def test_pickles_of_the_base_classes_and_earlier_pickles():
+    f = filled("static")
+    assert f.__reduce__()[1][2] is ccf.CuckooFilter and f.__reduce__()[2] is None
+    # A pickle made before the class travelled names ccf._restore(data, concurrent).
+    g = ccf._restore(bytes(f), False)
+    assert type(g) is ccf.CuckooFilter and g.concurrent is False and bytes(g) == bytes(f)
 
 
 def test_corrupt_bytes():
@@ -159,6 +221,68 @@ def test_a_failed_write_is_an_oserror():
     for concurrent in (True, False):
         with pytest.raises(OSError):
             filled("static", concurrent).save("/dev/full")  # it was a RuntimeError
+
+
+FILL_THEN_SAVE = """
+import os, resource, sys
+import ccf
+f = ccf.{cls}(200_000, 0.001, concurrent={concurrent})
+f.add_many(range(1000))
+assert len(bytes(f)) > 1 << 18
+soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 16, hard))  # writes past 64 KiB fail: EFBIG
+try:
+    f.save(sys.argv[1])
+except OSError as e:
+    print(e.errno == __import__("errno").EFBIG, e.filename == sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize("cls", ["CuckooFilter", "GrowingCuckooFilter"])
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_a_save_that_fails_partway_leaves_the_old_file(tmp_path, cls, concurrent):
+    # The save wrote into the file itself: a failure partway (a full disk, a size limit) left a
+    # truncated file where the old filter was.
+    path = tmp_path / "f.ccf"
+    old = filled("static")
+    old.save(path)
+    os.chmod(path, 0o640)
+    script = textwrap.dedent(FILL_THEN_SAVE).format(cls=cls, concurrent=concurrent)
+    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"]
+    assert path.read_bytes() == bytes(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.ccf"]  # no temporary file left
+
+
+def test_save_replaces_a_file_whole(tmp_path, monkeypatch):
+    f, g = filled("static"), filled("growing")
+    path = tmp_path / "f.ccf"
+    f.save(path)
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask  # as open() makes a file
+    os.chmod(path, 0o604)
+    g.save(path)  # keeps the mode of the file it replaces
+    assert path.read_bytes() == bytes(g) and stat.S_IMODE(path.stat().st_mode) == 0o604
+    # A symbolic link stays: the file it names is replaced.
+    link = tmp_path / "link.ccf"
+    link.symlink_to(path.name)
+    f.save(link)
+    assert link.is_symlink() and path.read_bytes() == bytes(f)
+    # A path relative to the working directory.
+    monkeypatch.chdir(tmp_path)
+    g.save("relative.ccf")
+    assert (tmp_path / "relative.ccf").read_bytes() == bytes(g)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.ccf", "link.ccf", "relative.ccf"]
+    # A save that cannot open its file leaves nothing behind.
+    with pytest.raises(IsADirectoryError):
+        f.save(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        f.save(tmp_path / "missing" / "f.ccf")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.ccf", "link.ccf", "relative.ccf"]
 
 
 def write_keys(path: pathlib.Path, keys):

@@ -185,6 +185,36 @@ def test_bad_argument_types():
         ccf.Filter()
 
 
+def test_concurrent_must_be_a_bool(tmp_path):
+    # pybind11 took any object's truth value: concurrent=None or 0.0 made a sequential filter.
+    data = bytes(ccf.CuckooFilter(100))
+    path = tmp_path / "f.ccf"
+    path.write_bytes(data)
+    calls = [
+        lambda c: ccf.CuckooFilter(100, concurrent=c),
+        lambda c: ccf.GrowingCuckooFilter(100, concurrent=c),
+        lambda c: ccf.CuckooFilter.frombytes(data, concurrent=c),
+        lambda c: ccf.loads(data, concurrent=c),
+        lambda c: ccf.load(path, concurrent=c),
+    ]
+    for call in calls:
+        for bad in (None, 0, 1, 0.0, "yes", []):
+            with pytest.raises(TypeError, match="concurrent must be a bool"):
+                call(bad)
+        assert call(True).concurrent is True and call(False).concurrent is False
+        assert call(np.bool_(False)).concurrent is False
+
+
+def test_str_that_is_not_utf8():
+    f = ccf.CuckooFilter(100)
+    with pytest.raises(UnicodeEncodeError):
+        f.add("\ud800")  # a lone surrogate has no UTF-8 encoding
+    assert issubclass(UnicodeEncodeError, ValueError)
+    with pytest.raises(UnicodeEncodeError):
+        f.add_many(["ok", "\udfff"])
+    assert len(f) == 1 and "ok" in f
+
+
 def test_unreachable_rate_is_value_error():
     with pytest.raises(ValueError):
         ccf.CuckooFilter(100, 1e-300)

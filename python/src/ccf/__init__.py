@@ -11,6 +11,8 @@ ccf's C++ filters; their files are those of C++ ccf and of the ``ccf`` tool.
 True
 """
 
+from typing import Optional
+
 from ._ccf import (
     CuckooFilter,
     Filter,
@@ -19,14 +21,19 @@ from ._ccf import (
     GrowingCuckooFilter,
     __version__,
     default_seed,
+    _loads_as,
     load,
     loads,
 )
 
 
-def _restore(data: bytes, concurrent: bool) -> Filter:
-    """Unpickles a filter (Filter.__reduce__ names this function)."""
-    return loads(data, concurrent=concurrent)
+def _restore(data: bytes, concurrent: bool, cls: Optional[type] = None) -> Filter:
+    """Unpickles or copies a filter (Filter.__reduce__ names this function) as an instance of
+    cls, its class (a subclass stays one); without cls (a pickle of an earlier version), as
+    ccf.loads gives it."""
+    if cls is None:
+        return loads(data, concurrent=concurrent)
+    return _loads_as(cls, data, concurrent=concurrent)
 
 
 __all__ = [
