@@ -199,39 +199,56 @@ struct blocker {
   }
 };
 
+/// A store of 20 writes to keys k0 to k4 (k4 last set to "19"), whose compaction runs in a thread
+/// and is held where it creates log.compact (phase 1 has begun) until finish().
+struct held_compaction {
+  fs_ptr fs = kv_fault_fs::make();
+  std::unique_ptr<kv::store> s = kv::store::open(dir, fault_options(fs));
+  blocker b;
+  std::exception_ptr error;
+  std::thread compacting;
+
+  held_compaction() {
+    for (int i = 0; i < 20; ++i)
+      s->put("k" + std::to_string(i % 5), std::to_string(i));
+    b.install(*fs, kv_fault_fs::op_create, dir + "/log.compact");
+    compacting = std::thread([this] {
+      try {
+        s->compact();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+  }
+  held_compaction(const held_compaction&) = delete;
+  held_compaction& operator=(const held_compaction&) = delete;
+  ~held_compaction() { finish(); }
+  /// Whether the compaction reached log.compact (within 10 s).
+  bool held() const { return b.wait(); }
+  /// Lets the compaction go and waits for it.
+  void finish() {
+    b.release();
+    if (compacting.joinable()) compacting.join();
+    fs->set_hook(nullptr);
+  }
+};
+
 TEST(kv_failure, close_waits_for_a_running_compaction) {
   // close() from another thread while a compaction runs waits for it: were the LOCK released
   // first, the compaction would go on creating and writing log.compact, then throw
   // std::logic_error at its switch and remove its files, which may be those of the store's next
   // owner by then.
-  fs_ptr fs = kv_fault_fs::make();
-  auto s = kv::store::open(dir, fault_options(fs));
-  for (int i = 0; i < 20; ++i)
-    s->put("k" + std::to_string(i % 5), std::to_string(i));
-  blocker b;
-  b.install(*fs, kv_fault_fs::op_create, dir + "/log.compact");
-  std::exception_ptr compact_error;
-  std::thread compacting([&] {
-    try {
-      s->compact();
-    } catch (...) {
-      compact_error = std::current_exception();
-    }
-  });
-  if (!b.wait()) {  // the compaction is about to create its log
-    b.release();
-    compacting.join();
-    FAIL() << "the compaction did not create log.compact";
-  }
+  held_compaction c;
+  ASSERT_TRUE(c.held()) << "the compaction did not create log.compact";
+  auto& s = c.s;
+  fs_ptr fs = c.fs;
   std::thread closing([&] { s->close(); });
   // The compaction is let go once close() had time to finish if it does not wait (it takes
   // microseconds on this file system); either way a close that waits passes.
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  b.release();
-  compacting.join();
+  c.finish();
   closing.join();
-  fs->set_hook(nullptr);
-  EXPECT_FALSE(compact_error) << "the compaction was cut short by close()";
+  EXPECT_FALSE(c.error) << "the compaction was cut short by close()";
   s = kv::store::open(dir, fault_options(fs));
   EXPECT_EQ(s->stats().records, 5u) << "the log is the compacted one";
   for (int i = 15; i < 20; ++i)
@@ -294,24 +311,15 @@ TEST(kv_failure, a_failed_store_refuses_to_compact) {
 TEST(kv_failure, a_write_failing_during_a_compaction_stops_it) {
   // A compaction that began before a write failed went on to its switch: it rewrote a log the
   // index may no longer describe, and made it the store's log.
-  fs_ptr fs = kv_fault_fs::make();
-  auto s = kv::store::open(dir, fault_options(fs));
-  for (int i = 0; i < 20; ++i)
-    s->put("k" + std::to_string(i % 5), std::to_string(i));
-  blocker b;
-  b.install(*fs, kv_fault_fs::op_create, dir + "/log.compact");
-  std::string compact_error = "compact() returned";
-  std::thread compacting([&] { compact_error = io_error_of([&] { s->compact(); }); });
-  if (!b.wait()) {  // phase 1 has begun: the compaction is about to create its log
-    b.release();
-    compacting.join();
-    FAIL() << "the compaction did not create log.compact";
-  }
+  held_compaction c;
+  ASSERT_TRUE(c.held()) << "the compaction did not create log.compact";
+  auto& s = c.s;
+  fs_ptr fs = c.fs;
   fs->fail(kv_fault_fs::op_write, 1);
   EXPECT_THROW(s->put("late", "refused"), kv::io_error);  // the store has failed
-  b.release();
-  compacting.join();
-  fs->set_hook(nullptr);
+  c.finish();
+  const std::string compact_error =
+      c.error ? io_error_of([&] { std::rethrow_exception(c.error); }) : "compact() returned";
   EXPECT_NE(compact_error.find("failed"), std::string::npos) << compact_error;
   EXPECT_EQ(s->stats().compactions, 0u);
   EXPECT_FALSE(fs->exists(dir + "/log.compact"));
