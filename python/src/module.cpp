@@ -180,12 +180,14 @@ void def_frombytes(py::class_<Wanted, py_filter>& c, const char* doc) {
   c.attr("frombytes") = method;
 }
 
-std::string filter_repr(const py_filter& p) {
+/// The filter's class name (a subclass's own) and its shape.
+std::string filter_repr(const py::object& self) {
+  const py_filter& p = self.cast<const py_filter&>();
+  const std::string name = py::str(py::type::of(self).attr("__qualname__"));
   return p.single([&] {
     const ccf::runtime_filter& f = p.get();
     std::ostringstream s;
-    s << (f.growing() ? "GrowingCuckooFilter" : "CuckooFilter") << "(size=" << f.size()
-      << ", capacity=" << f.capacity() << ", fpr=" << f.design_fpr()
+    s << name << "(size=" << f.size() << ", capacity=" << f.capacity() << ", fpr=" << f.design_fpr()
       << ", fingerprint_bits=" << f.fingerprint_bits()
       << ", slots_per_bucket=" << f.slots_per_bucket()
       << ", concurrent=" << (p.concurrent() ? "True" : "False") << ")";

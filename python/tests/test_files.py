@@ -108,6 +108,7 @@ def test_pickle_copy_and_frombytes_keep_a_subclass(cls, concurrent):
     protocols = (0, 2, pickle.HIGHEST_PROTOCOL)
     copies = [pickle.loads(pickle.dumps(f, protocol)) for protocol in protocols]
     copies += [copy.copy(f), copy.deepcopy(f)]
+    assert repr(f).startswith(cls.__qualname__ + "(size=500,")
     for g in copies:
         assert type(g) is cls and g is not f
         assert g.concurrent is concurrent and g.note == ["kept"]
