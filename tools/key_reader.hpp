@@ -43,14 +43,19 @@ class key_reader {
     for (;;) {
       const char* begin = buffer_.data() + start_;
       const char* end = buffer_.data() + fill_;
-      const char* stop = static_cast<const char*>(std::memchr(begin, delimiter_, end - begin));
+      // The bytes of a partial key searched before the last read are not searched again: a long
+      // key that comes in small reads costs its length, not its length squared.
+      const char* from = begin + scanned_;
+      const char* stop = static_cast<const char*>(std::memchr(from, delimiter_, end - from));
       if (stop == nullptr && !eof_) {
+        scanned_ = fill_ - start_;
         refill();
         continue;
       }
       if (stop == nullptr && begin == end) return false;  // end of input
       const std::size_t length = static_cast<std::size_t>((stop == nullptr ? end : stop) - begin);
       start_ += length + (stop == nullptr ? 0 : 1);
+      scanned_ = 0;
       ++keys_seen_;
       key = std::string_view(begin, length);
       if (delimiter_ == '\n' && !key.empty() && key.back() == '\r') key.remove_suffix(1);
@@ -119,6 +124,7 @@ class key_reader {
   std::string name_;
   std::vector<char> buffer_;
   std::size_t start_ = 0, fill_ = 0;
+  std::size_t scanned_ = 0;  // bytes after start_ that hold no delimiter (a partial key's)
   std::uint64_t bytes_read_ = 0, keys_seen_ = 0;
   bool eof_ = false;
 };

@@ -177,6 +177,15 @@ void self_test() {
       }
     }
   }
+  // A long key in small reads (a slow pipe): each read searched the whole partial key again,
+  // some 7 * 10^10 bytes for this one; now its length.
+  std::string data(std::size_t{1} << 20, 'x');
+  data += "\nb";
+  piece_source src{data, {8}};
+  key_reader reader(std::ref(src), '\n', "a long key in small reads");
+  std::string_view key;
+  require(reader.next(key) && key.size() == (std::size_t{1} << 20), "the long key was not read");
+  require(reader.next(key) && key == "b" && !reader.next(key), "the key after it was not read");
   std::printf("%s: self-test of keys around max_key_bytes done\n", target);
 }
 
