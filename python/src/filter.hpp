@@ -284,7 +284,12 @@ class py_filter {
   /// Writes the file at p (a sequential filter's `bytes`, or a concurrent filter streamed),
   /// without the GIL; returns 0 or an errno.
   int write_file(const std::string& p, std::span<const std::byte> bytes) const {
-    save_file file;
+    const int err = write_file_once(p, bytes, false);
+    // The new file could not be renamed over the old one: written again, in place.
+    return err == save_file::write_in_place ? write_file_once(p, bytes, true) : err;
+  }
+  int write_file_once(const std::string& p, std::span<const std::byte> bytes, bool in_place) const {
+    save_file file(in_place);
     if (const int err = file.open(p); err != 0) return err;
     std::ostream out(&file.buffer());
     try {

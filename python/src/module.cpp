@@ -160,13 +160,22 @@ py::object instance_state(const py::object& self) {
   return !d.is_none() && py::len(d) > 0 ? d : py::none();
 }
 
-/// Filter.__reduce__: ccf._restore(bytes, concurrent, class) and the instance state.
+/// Filter.__reduce__: ccf._restore(bytes, concurrent, class) and the instance state; for a
+/// CuckooFilter or GrowingCuckooFilter itself with no state, ccf._restore(bytes, concurrent), as
+/// earlier versions wrote it (they read it too).
 py::tuple reduce(const py::object& self) {
   const py_filter& p = self.cast<const py_filter&>();
   // ccf._restore is a Python function, so that pickle can name it.
-  return py::make_tuple(py::module_::import("ccf").attr("_restore"),
-                        py::make_tuple(p.to_bytes(), p.concurrent(), py::type::of(self)),
-                        instance_state(self));
+  const py::object restore = py::module_::import("ccf").attr("_restore");
+  const py::type cls = py::type::of(self);
+  py::object state = instance_state(self);
+  const bool plain =
+      cls.is(py::type::of<static_filter>()) || cls.is(py::type::of<growing_filter>());
+  if (plain && state.is_none()) {
+    return py::make_tuple(restore, py::make_tuple(p.to_bytes(), p.concurrent()));
+  }
+  return py::make_tuple(restore, py::make_tuple(p.to_bytes(), p.concurrent(), cls),
+                        std::move(state));
 }
 
 /// Binds Wanted.frombytes as a classmethod.

@@ -4,10 +4,12 @@
 // A save to a regular file, or to a path that does not exist yet, writes a temporary file in the
 // same directory, syncs it and renames it over the target, then syncs the directory: a save that
 // fails partway (a full disk, a file size limit) leaves the old file as it was, and the temporary
-// file is removed. The new file keeps the permission bits (and, where the process may, the owner)
-// of the file it replaces; a symbolic link to a regular file stays, and the file it names is
-// replaced. A path that exists and is not a regular file (a FIFO, /dev/null, /dev/full) is written
-// directly, as is a regular file in a directory that refuses the temporary file (EACCES, EPERM).
+// file is removed. The new file keeps the permission bits (and, where the process may, the owner
+// and group) of the file it replaces. A path that exists and is not a regular file (a symbolic
+// link, also /dev/stdout; a FIFO; /dev/null, /dev/full) is written directly, as is a regular file
+// in a directory that refuses the temporary file (EACCES, EPERM), or one the new file cannot be
+// renamed over (a file bind-mounted on its own: EBUSY; another user's file in a sticky directory:
+// EPERM), which is then written again, in place.
 //
 // Everything here runs without the GIL and reports errors as errno values, never as exceptions.
 #pragma once
@@ -20,7 +22,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <streambuf>
 #include <string>
@@ -84,48 +85,63 @@ class fd_out_buffer : public std::streambuf {
 /// uncommitted, it closes the file and removes the temporary one.
 class save_file {
  public:
-  save_file() = default;
+  /// commit()'s answer when the new file cannot be renamed over the old one (a file bind-mounted
+  /// on its own, another user's file in a sticky directory): the temporary file is removed, and
+  /// the caller writes again with a save_file that writes in place.
+  static constexpr int write_in_place = -1;
+
+  explicit save_file(bool in_place = false) : in_place_(in_place) {}
   save_file(const save_file&) = delete;
   save_file& operator=(const save_file&) = delete;
   ~save_file() {
     if (fd_ >= 0) ::close(fd_);
-    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+    if (!tmp_.empty()) ::unlinkat(dir_fd_, tmp_.c_str(), 0);
+    if (dir_fd_ >= 0) ::close(dir_fd_);
   }
 
   /// Opens the file to write (a FIFO waits here for its reader); returns 0 or an errno.
   int open(const std::string& path) {
+    if (in_place_) return open_directly(path);
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-      struct stat link {};
-      if (errno != ENOENT || ::lstat(path.c_str(), &link) == 0) return open_directly(path);
-      return open_temporary(path);  // a new file
+    if (::lstat(path.c_str(), &st) != 0) {
+      // A new file; anything else wrong is for the open to report, as it always did.
+      return errno == ENOENT ? open_temporary(path) : open_directly(path);
     }
+    // Only a regular file named as such is replaced by a rename: a symbolic link (also
+    // /dev/stdout), a FIFO or a device is written as it is.
     if (!S_ISREG(st.st_mode)) return open_directly(path);
-    if (::access(path.c_str(), W_OK) != 0) return errno;  // as opening it would refuse
-    target_ = resolved(path);
+    if (::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0) return errno;
     existing_ = st;
     replacing_ = true;
-    const int err = open_temporary(target_);
-    if (err == EACCES || err == EPERM) return open_directly(path);
-    return err;
+    const int err = open_temporary(path);
+    return err == EACCES || err == EPERM ? open_directly(path) : err;
   }
   std::streambuf& buffer() { return *buffer_; }
   /// errno of the first failed write (EIO if the stream failed otherwise).
   int write_error() const noexcept { return buffer_->error() != 0 ? buffer_->error() : EIO; }
 
-  /// Closes the file and, for a temporary one, syncs it, gives it the old file's mode and
-  /// renames it over the target, then syncs the directory; returns 0 or an errno.
+  /// Closes the file and, for a temporary one, syncs it, gives it the old file's owner and mode
+  /// and renames it over the target, then syncs the directory; returns 0, an errno, or
+  /// write_in_place.
   int commit() {
     if (buffer_->pubsync() != 0) return write_error();
     if (tmp_.empty()) return close_file();
     if (replacing_) {
-      // Only a privileged user may give a file away: others keep it as theirs.
-      [[maybe_unused]] const int owned = ::fchown(fd_, existing_.st_uid, existing_.st_gid);
+      // Only a privileged user may give a file away: others keep its group where they may.
+      if (::fchown(fd_, existing_.st_uid, existing_.st_gid) != 0 &&
+          ::fchown(fd_, static_cast<uid_t>(-1), existing_.st_gid) != 0) {
+      }
       if (::fchmod(fd_, existing_.st_mode & 07777) != 0) return errno;
     }
     if (::fsync(fd_) != 0) return errno;
     if (const int err = close_file(); err != 0) return err;
-    if (::rename(tmp_.c_str(), target_.c_str()) != 0) return errno;
+    if (::renameat(dir_fd_, tmp_.c_str(), dir_fd_, name_.c_str()) != 0) {
+      const int err = errno;
+      if (err != EBUSY && err != EXDEV && err != EPERM && err != EACCES) return err;
+      ::unlinkat(dir_fd_, tmp_.c_str(), 0);
+      tmp_.clear();
+      return write_in_place;
+    }
     tmp_.clear();
     return sync_directory();
   }
@@ -137,19 +153,28 @@ class save_file {
     buffer_ = std::make_unique<fd_out_buffer>(fd_);
     return 0;
   }
-  /// Creates a new file beside `path` (mode 0666 less the umask, as open() gives a new file).
+  /// Creates a new file in the directory of `path`, held open (a later change of the working
+  /// directory changes nothing): mode 0600 while it replaces a file (whose mode it takes at
+  /// commit), else 0666 less the umask, as open() gives a new file.
   int open_temporary(const std::string& path) {
-    if (!replacing_) target_ = path;
+    const std::size_t slash = path.find_last_of('/');
+    name_ = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (name_.empty()) return open_directly(path);  // "dir/": the open says what is wrong
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : path.substr(0, slash);
+    dir_fd_ = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd_ < 0) return errno;
     static std::atomic<unsigned> made{0};
     for (int attempt = 0; attempt < 100; ++attempt) {
       const auto tick = std::chrono::steady_clock::now().time_since_epoch().count();
       char name[64];
       std::snprintf(name, sizeof name, ".ccf-save-%ld-%u-%llx.tmp", static_cast<long>(::getpid()),
                     made.fetch_add(1), static_cast<unsigned long long>(tick) & 0xffffff);
-      std::string tmp = directory_of(path) + "/" + name;
-      fd_ = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      fd_ = ::openat(dir_fd_, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                     replacing_ ? 0600 : 0666);
       if (fd_ >= 0) {
-        tmp_ = std::move(tmp);
+        tmp_ = name;
         buffer_ = std::make_unique<fd_out_buffer>(fd_);
         return 0;
       }
@@ -165,28 +190,19 @@ class save_file {
   /// Makes the rename durable. A file system that cannot sync a directory (EINVAL) has nothing
   /// to sync, and a directory that may be written but not read (EACCES) cannot be opened to sync.
   int sync_directory() const {
-    const int fd = ::open(directory_of(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int fd = ::openat(dir_fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return errno == EACCES ? 0 : errno;
     const int err = ::fsync(fd) == 0 || errno == EINVAL ? 0 : errno;
     ::close(fd);
     return err;
   }
-  /// The file a path names, its symbolic links followed (the path itself if that fails).
-  static std::string resolved(const std::string& path) {
-    const std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr),
-                                                           &std::free);
-    return real ? std::string(real.get()) : path;
-  }
-  static std::string directory_of(const std::string& path) {
-    const std::size_t slash = path.find_last_of('/');
-    if (slash == std::string::npos) return ".";
-    return slash == 0 ? "/" : path.substr(0, slash);
-  }
 
+  bool in_place_;
   int fd_ = -1;
+  int dir_fd_ = -1;  // the target's directory (O_PATH), for a temporary file
   std::unique_ptr<fd_out_buffer> buffer_;
-  std::string target_;  // the file renamed over (symbolic links followed)
-  std::string tmp_;     // the temporary file, until renamed
+  std::string name_;  // the target's name in that directory
+  std::string tmp_;   // the temporary file's name there, until renamed
   bool replacing_ = false;
   struct stat existing_ {};
 };

@@ -138,7 +138,8 @@ def test_pickle_keeps_the_slots_of_a_subclass():
 
 def test_pickles_of_the_base_classes_and_earlier_pickles():
     f = filled("static")
-    assert f.__reduce__()[1][2] is ccf.CuckooFilter and f.__reduce__()[2] is None
+    # The base classes pickle as earlier versions did (and read): ccf._restore(data, concurrent).
+    assert f.__reduce__()[1] == (bytes(f), f.concurrent) and len(f.__reduce__()) == 2
     # A pickle made before the class travelled names ccf._restore(data, concurrent).
     g = ccf._restore(bytes(f), False)
     assert type(g) is ccf.CuckooFilter and g.concurrent is False and bytes(g) == bytes(f)
@@ -284,6 +285,46 @@ def test_save_replaces_a_file_whole(tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError):
         f.save(tmp_path / "missing" / "f.ccf")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.ccf", "link.ccf", "relative.ccf"]
+
+
+SAVE_AS_ANOTHER_USER = """
+import sys
+import ccf
+f = ccf.GrowingCuckooFilter(1000, concurrent={concurrent})
+f.update(range(100))
+f.save(sys.argv[1])
+sys.stdout.buffer.write(bytes(f))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="acting as another user needs root")
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_a_file_that_cannot_be_renamed_over_is_written_in_place(concurrent):
+    # Another user's file in a sticky directory (as /tmp is) may be written but not renamed
+    # over: the save, which renamed its new file over the target, failed with EPERM.
+    import shutil
+    import tempfile
+
+    shared = pathlib.Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        os.chmod(shared, 0o1777)
+        path = shared / "f.ccf"
+        filled("static").save(path)
+        os.chmod(path, 0o666)  # root's file, which every user may write
+
+        def as_nobody():
+            os.setgid(65534)
+            os.setuid(65534)
+
+        script = textwrap.dedent(SAVE_AS_ANOTHER_USER).format(concurrent=concurrent)
+        out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                             timeout=60, preexec_fn=as_nobody)
+        assert out.returncode == 0, out.stderr.decode()
+        assert path.read_bytes() == out.stdout
+        assert path.stat().st_uid == 0  # the same file, written in place
+        assert sorted(p.name for p in shared.iterdir()) == ["f.ccf"]  # no temporary file left
+    finally:
+        shutil.rmtree(shared)
 
 
 def write_keys(path: pathlib.Path, keys):
