@@ -173,7 +173,10 @@ class py_filter {
     std::vector<std::byte> bytes;
     if (!concurrent_) bytes = f_.to_bytes();
     int err = 0;
-    {
+    do {
+      // A signal that interrupted the open (a FIFO waiting for its reader) runs its handler; if
+      // that raises nothing, the save goes on, as open() does in Python (PEP 475).
+      if (err == EINTR && PyErr_CheckSignals() != 0) throw py::error_already_set();
       std::optional<streaming_save> counted;  // first made, last dropped: with the GIL held
       if (concurrent_) counted.emplace(*this);
       std::optional<batch_guard> streaming;
@@ -181,7 +184,7 @@ class py_filter {
       std::optional<py::gil_scoped_release> nogil;
       if (!concurrent_) nogil.emplace();
       err = write_file(p, bytes);
-    }
+    } while (err == EINTR);
     if (err != 0) {
       errno = err;
       io_error(path);

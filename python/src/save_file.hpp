@@ -7,9 +7,9 @@
 // file is removed. The new file keeps the permission bits (and, where the process may, the owner
 // and group) of the file it replaces. A path that exists and is not a regular file (a symbolic
 // link, also /dev/stdout; a FIFO; /dev/null, /dev/full) is written directly, as is a regular file
-// in a directory that refuses the temporary file (EACCES, EPERM), or one the new file cannot be
-// renamed over (a file bind-mounted on its own: EBUSY; another user's file in a sticky directory:
-// EPERM), which is then written again, in place.
+// in a directory that refuses the temporary file (EACCES, EPERM, EROFS), or one the new file
+// cannot be renamed over (a file bind-mounted on its own: EBUSY; another user's file in a sticky
+// directory: EPERM; EXDEV, EACCES), which is then written again, in place.
 //
 // Everything here runs without the GIL and reports errors as errno values, never as exceptions.
 #pragma once
@@ -110,11 +110,18 @@ class save_file {
     // Only a regular file named as such is replaced by a rename: a symbolic link (also
     // /dev/stdout), a FIFO or a device is written as it is.
     if (!S_ISREG(st.st_mode)) return open_directly(path);
-    if (::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0) return errno;
-    existing_ = st;
+    // The file must be one this process may write, as open() would judge it (permissions, ACLs,
+    // a read-only mount): opened for writing, not truncated, and its owner and mode read there.
+    const int probe = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (probe < 0) return errno == ELOOP ? open_directly(path) : errno;  // a link swapped in
+    const int probed = ::fstat(probe, &existing_) == 0 ? 0 : errno;
+    ::close(probe);
+    if (probed != 0) return probed;
     replacing_ = true;
     const int err = open_temporary(path);
-    return err == EACCES || err == EPERM ? open_directly(path) : err;
+    // A directory that takes no new file (EACCES, EPERM; EROFS: a file bind-mounted writable in a
+    // read-only directory) leaves the file to be written in place.
+    return err == EACCES || err == EPERM || err == EROFS ? open_directly(path) : err;
   }
   std::streambuf& buffer() { return *buffer_; }
   /// errno of the first failed write (EIO if the stream failed otherwise).
@@ -138,8 +145,7 @@ class save_file {
     if (::renameat(dir_fd_, tmp_.c_str(), dir_fd_, name_.c_str()) != 0) {
       const int err = errno;
       if (err != EBUSY && err != EXDEV && err != EPERM && err != EACCES) return err;
-      ::unlinkat(dir_fd_, tmp_.c_str(), 0);
-      tmp_.clear();
+      if (::unlinkat(dir_fd_, tmp_.c_str(), 0) == 0) tmp_.clear();  // else the destructor tries
       return write_in_place;
     }
     tmp_.clear();

@@ -231,3 +231,32 @@ def test_single_item_calls_wait_for_a_save_without_the_gil(make):
         """
     )
     assert out.split() == ["50000", "True", "True", "True", "True"]
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_a_signal_while_a_save_waits_for_a_fifo_reader_does_not_stop_it(concurrent):
+    # A signal whose handler raises nothing, while the save's open waits for the FIFO's reader:
+    # the save raised InterruptedError, where open() in Python goes on (PEP 475).
+    out = run_script(
+        f"""
+        import os, signal, tempfile, threading, time
+        import ccf
+        path = os.path.join(tempfile.mkdtemp(), "fifo")
+        os.mkfifo(path)
+        f = ccf.CuckooFilter(10_000, concurrent={concurrent})
+        f.add_many(range(5_000))
+        got, handled = [], []
+        def read():
+            time.sleep(0.5)  # after the signal
+            with open(path, "rb") as fifo:
+                got.append(fifo.read())
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        signal.signal(signal.SIGALRM, lambda *_: handled.append(1))
+        signal.setitimer(signal.ITIMER_REAL, 0.1)
+        f.save(path)
+        reader.join()
+        print(len(handled), got == [bytes(f)])
+        """
+    )
+    assert out.split() == ["1", "True"]
