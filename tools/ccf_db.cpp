@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <ccf/kv/store.hpp>
@@ -129,6 +130,17 @@ cli_error manifest_too_long(const std::string& shown, std::size_t chunk_size) {
                           " chunks (a larger --chunk-size takes fewer)");
 }
 
+/// "/dev/stdin" for reading "-", once standard input is known to be open for reading: the tool
+/// puts a write-only /dev/null on a closed one (hold_standard_descriptors), which reopening
+/// /dev/stdin would read as an empty file.
+std::string standard_input_path() {
+  const int mode = ::fcntl(0, F_GETFL);
+  if (mode == -1 || (mode & O_ACCMODE) == O_WRONLY) {
+    throw cli_error(2, "cannot read standard input: it is closed");
+  }
+  return "/dev/stdin";
+}
+
 manifest decode(const std::string& name, const std::string& text) {
   manifest m;
   std::size_t pos = 0;
@@ -186,7 +198,7 @@ int cmd_import(const std::string& dir, const std::string& path, std::string name
   if (standard_input && name.empty()) {
     throw cli_error(1, "an import from standard input ('-') needs --name");
   }
-  const std::string source = standard_input ? "/dev/stdin" : path;
+  const std::string source = standard_input ? standard_input_path() : path;
   const std::string shown = standard_input ? "standard input" : "'" + path + "'";
   std::ifstream in(source, std::ios::binary);
   if (!in) throw cli_error(2, "cannot open " + shown + ": " + errno_text());
@@ -396,9 +408,9 @@ int run_db_command(CLI::App& db, const db_args& a) {
   // The value first: a value that cannot be read creates no store.
   const std::string value =
       cmd != "put" ? std::string()
-      : from_file
-          ? read_file(a.value_file == "-" ? "/dev/stdin" : a.value_file, ccf::kv::max_value_size)
-          : a.value;
+      : from_file  ? read_file(a.value_file == "-" ? standard_input_path() : a.value_file,
+                              ccf::kv::max_value_size)
+                  : a.value;
   auto s = open_store(a.dir, cmd == "put", a.recover);
   int rc = 0;
   if (cmd == "put") {

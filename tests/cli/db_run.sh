@@ -372,6 +372,14 @@ grep -q "standard input -> " "$work/err" || fail "import from standard input sai
 run "$ccf" db import "$work/stdin" - < /dev/null 2> "$work/err"
 [ $rc = 1 ] && grep -q "needs --name" "$work/err" ||
   fail "an import from standard input without --name: exit $rc: $(cat "$work/err")"
+# A closed standard input is an error, not an empty file (the tool holds descriptor 0 open on
+# /dev/null, which reopening /dev/stdin read as empty).
+run "$ccf" db import "$work/stdin" - --name closed <&- 2> "$work/err"
+[ $rc = 2 ] && grep -q "standard input" "$work/err" ||
+  fail "import from a closed standard input: exit $rc: $(cat "$work/err")"
+run "$ccf" db put "$work/stdin" closed --value-file - <&- 2> "$work/err"
+[ $rc = 2 ] && grep -q "standard input" "$work/err" ||
+  fail "put --value-file - from a closed standard input: exit $rc: $(cat "$work/err")"
 printf 'piped value' | "$ccf" db put "$work/stdin" key --value-file - ||
   fail "put --value-file -: exit $?"
 [ "$("$ccf" db get "$work/stdin" key)" = "piped value" ] || fail "put --value-file - stored another value"
