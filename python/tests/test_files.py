@@ -306,7 +306,12 @@ def test_a_file_that_cannot_be_renamed_over_is_written_in_place(concurrent):
     import tempfile
 
     shared = pathlib.Path(tempfile.mkdtemp(dir="/tmp"))
+    # A copy of the package that the other user can read (the build directory may be private).
+    package = pathlib.Path(tempfile.mkdtemp(dir="/tmp"))
     try:
+        shutil.copytree(pathlib.Path(ccf.__file__).parent, package / "ccf")
+        for place in [package, *package.rglob("*")]:
+            os.chmod(place, 0o755)
         os.chmod(shared, 0o1777)
         path = shared / "f.ccf"
         filled("static").save(path)
@@ -318,13 +323,15 @@ def test_a_file_that_cannot_be_renamed_over_is_written_in_place(concurrent):
 
         script = textwrap.dedent(SAVE_AS_ANOTHER_USER).format(concurrent=concurrent)
         out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
-                             timeout=60, preexec_fn=as_nobody)
+                             timeout=60, preexec_fn=as_nobody, cwd=str(shared),
+                             env={**os.environ, "PYTHONPATH": str(package)})
         assert out.returncode == 0, out.stderr.decode()
         assert path.read_bytes() == out.stdout
         assert path.stat().st_uid == 0  # the same file, written in place
         assert sorted(p.name for p in shared.iterdir()) == ["f.ccf"]  # no temporary file left
     finally:
         shutil.rmtree(shared)
+        shutil.rmtree(package)
 
 
 def write_keys(path: pathlib.Path, keys):
