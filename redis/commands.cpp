@@ -66,7 +66,7 @@ void check_maxmemory(api::context* ctx, std::uint64_t bytes) {
   api::free_server_info(ctx, info);
   if (no_most != api::ok || no_used != api::ok || most == 0) return;
   if (no_buffers == api::ok) used -= std::min(buffers, used);
-  if ((flags & api::ctx_flags_evict) != 0 && evicts_any_key && no_startup == api::ok) {
+  if (evicts_any_key && no_startup == api::ok) {
     used = std::min(startup, used);
   }
   if (used + bytes <= most) return;

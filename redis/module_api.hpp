@@ -53,10 +53,8 @@ inline constexpr const char* wrongtype_message =
 // command came from the master; REDISMODULE_CTX_FLAGS_LOADING, the server is loading an AOF or
 // RDB).
 inline constexpr int ctx_flags_replicated = 1 << 12;
-// REDISMODULE_CTX_FLAGS_MAXMEMORY: maxmemory is set; REDISMODULE_CTX_FLAGS_EVICT: and its policy
-// may evict keys.
+// REDISMODULE_CTX_FLAGS_MAXMEMORY: maxmemory is set.
 inline constexpr int ctx_flags_maxmemory = 1 << 8;
-inline constexpr int ctx_flags_evict = 1 << 9;
 inline constexpr int ctx_flags_loading = 1 << 13;
 // Keyspace notification classes (reference, "RedisModule_NotifyKeyspaceEvent" and
 // "RedisModule_SubscribeToKeyspaceEvents": REDISMODULE_NOTIFY_GENERIC, 'g' in
