@@ -12,7 +12,8 @@
 //   3. batched fill of 2^L buckets (default L = 26) to 95 %, one thread, in M inserts/s;
 //   4. T threads (default: every hardware thread) on 2^L buckets (striped concurrent filter):
 //      bulk build (ccf::build), batched fill (insert_many per thread), single-key fill, mixed
-//      90/5/5 (lookups / inserts / erases, one key at a time) and batched lookups of present keys;
+//      90/5/5 (lookups / inserts / erases, one key at a time, then the same stream through
+//      apply_many in calls of 256 operations) and batched lookups of present keys;
 //   5. what an insert near full waits for, one thread: the time of a round of K random loads in
 //      one chunk-sized window of a region as large as the band's table, each round's
 //      addresses depending on the loads of the round before, for K = 1, 8 (the buckets that the
@@ -22,6 +23,7 @@
 // Every timed region checks its answers (a false negative stops the run with exit status 1).
 // --quick shrinks everything to small tables (a smoke test; its figures mean nothing).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -330,21 +332,25 @@ void threads_on_large(const options& o) {
   // region and read in order, so that the time is the filter's, not that of fetching a random
   // key from a 2 GB array. An erase names the insert it undoes (operand: that operation's
   // index) and runs only if that insert went in: erasing a key that is not there could take
-  // another key's tag.
+  // another key's tag. An erase comes at least mixed_batch operations after its insert, so that
+  // the batched form below knows whether the insert went in when it hands the erase over.
   const std::size_t ops = std::min<std::size_t>(n, o.quick ? 100000 : 32u << 20);
+  constexpr std::size_t mixed_batch = 256;
   enum : unsigned char { lookup, add, remove };
-  std::vector<unsigned char> kind(ops), went_in(ops, 0);
+  std::vector<unsigned char> kind(ops), went_in(ops, 0), went_in_batched(ops, 0);
   std::vector<u64> operand(ops);
   std::size_t adds = 0;
   for (unsigned t = 0; t < T; ++t) {
-    std::size_t added = 0, erased = 0;
+    std::vector<std::size_t> added_at;
+    std::size_t erased = 0;
     for (std::size_t i = ops * t / T; i < ops * (t + 1) / T; ++i) {
       const unsigned draw = static_cast<unsigned>(ccf::bench::scramble(i) % 20);
-      kind[i] = draw == 0 ? add : draw == 1 && erased < added ? remove : lookup;
-      added += kind[i] == add ? 1 : 0;
+      const bool can_erase = erased < added_at.size() && added_at[erased] + mixed_batch <= i;
+      kind[i] = draw == 0 ? add : draw == 1 && can_erase ? remove : lookup;
+      if (kind[i] == add) added_at.push_back(i);
       erased += kind[i] == remove ? 1 : 0;
     }
-    adds += added;
+    adds += added_at.size();
   }
   {
     const std::vector<u64> fresh = keys_from(u64{2} << 40, adds, 4);
@@ -382,6 +388,54 @@ void threads_on_large(const options& o) {
       "   mixed 90/5/5         %8.2f (target >= 200 on 16 cores; %zu of %zu inserts "
       "refused)\n",
       static_cast<double>(ops) / s / 1e6, refused, adds);
+  const double one_at_a_time = static_cast<double>(ops) / s / 1e6;
+
+  // The same stream through apply_many, mixed_batch operations a call (the burst a packet
+  // pipeline hands over), with other fresh keys (the top bit flipped): the inserts the run above
+  // left in place stay.
+  constexpr u64 other_fresh = u64{1} << 63;
+  s = timed_parallel(T, ops, [&](unsigned, std::size_t lo, std::size_t hi) {
+    std::array<ccf::operation<u64>, mixed_batch> batch;
+    std::array<bool, mixed_batch> result;
+    for (std::size_t from = lo; from < hi; from += mixed_batch) {
+      const std::size_t len = std::min(mixed_batch, hi - from);
+      for (std::size_t i = from; i < from + len; ++i) {
+        ccf::operation<u64>& op = batch[i - from];
+        if (kind[i] == add) {
+          op = {ccf::operation_kind::insert, operand[i] ^ other_fresh};
+        } else if (kind[i] == remove) {
+          const std::size_t a = static_cast<std::size_t>(operand[i]);
+          // An insert refused: look its key up instead (the answer is not checked).
+          op = {
+              went_in_batched[a] != 0 ? ccf::operation_kind::erase : ccf::operation_kind::contains,
+              operand[a] ^ other_fresh};
+        } else {
+          op = {ccf::operation_kind::contains, operand[i]};
+        }
+      }
+      built.apply_many(std::span(batch.data(), len), std::span(result.data(), len));
+      for (std::size_t i = from; i < from + len; ++i) {
+        const bool r = result[i - from];
+        if (kind[i] == add) {
+          went_in_batched[i] = r ? 1 : 0;
+        } else if (kind[i] == remove) {
+          if (batch[i - from].kind == ccf::operation_kind::erase && !r) {
+            fail("an erase of a present key failed in a mixed batch");
+          }
+        } else if (!r) {
+          fail("false negative in a mixed batch");
+        }
+      }
+    }
+  });
+  const std::size_t refused_batched =
+      adds -
+      static_cast<std::size_t>(std::count(went_in_batched.begin(), went_in_batched.end(), 1));
+  std::printf(
+      "   mixed 90/5/5 batched %8.2f (apply_many, %zu a call; %.2f x one at a time; %zu of %zu "
+      "inserts refused)\n",
+      static_cast<double>(ops) / s / 1e6, mixed_batch,
+      static_cast<double>(ops) / s / 1e6 / one_at_a_time, refused_batched, adds);
 
   s = timed_parallel(T, n, [&](unsigned, std::size_t lo, std::size_t hi) {
     if (built.contains_many(std::span<const u64>(keys.data() + lo, hi - lo)) != hi - lo) {

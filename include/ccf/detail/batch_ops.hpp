@@ -13,6 +13,11 @@
 // up to 1 MiB stay in the caches: there batches go one item at a time (prefetching and deferring
 // would only add work).
 //
+// Mixed batches (batch_apply: contains, insert and erase in one stream) go in the same blocks;
+// a block's buckets are fetched for writing where its item writes, and each item completes before
+// the next starts, so a mixed batch is exactly its calls one at a time with their misses
+// overlapped (a refused insert answers false and the batch goes on).
+//
 // Inserts (batch_insert), strictly in order: exactly items [0, result) end up inserted.
 //  * Small batches, or tables of one chunk: each item's buckets are prefetched `window` items
 //    ahead; an item whose two buckets are both full is set aside in a ring of `defer` items while
@@ -90,6 +95,18 @@ struct bulk_result {
     refused += other.refused;
     return *this;
   }
+};
+
+/// What one operation of a mixed batch (apply_many) does: the filter's contains, insert or
+/// erase of its key.
+enum class operation_kind : unsigned char { contains, insert, erase };
+
+/// One operation of a mixed batch: what it does and to which key (for apply_many_hashes, the
+/// key's hash_of).
+template <class Key>
+struct operation {
+  operation_kind kind = operation_kind::contains;
+  Key key{};
 };
 
 }  // namespace ccf
@@ -177,6 +194,56 @@ std::size_t batch_lookup(const Engine& engine, std::size_t n, Locate&& locate, S
     }
   }
   return hits;
+}
+
+/// Runs items [0, n) in order, item i being the operation kind(i) at position locate(i), and
+/// passes each one's result to sink(i, result); returns how many were true. As batch_lookup, in
+/// blocks of batch_window items whose buckets are fetched (for writing where the item writes)
+/// while the block before runs; item i completes before item i + 1 starts, so a batch does what
+/// the same calls made one at a time would. Kinds are checked by the caller.
+template <class Engine, class Kind, class Locate, class Sink>
+std::size_t batch_apply(Engine& engine, std::size_t n, Kind&& kind, Locate&& locate, Sink&& sink) {
+  auto run = [&](operation_kind k, const position& p) {
+    if (k == operation_kind::contains) return engine.contains(p);
+    return k == operation_kind::insert ? engine.insert(p, p.tag) : engine.erase(p);
+  };
+  std::size_t yes = 0;
+  if (engine.size_in_bytes() <= Engine::cached_table_bytes) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool r = run(kind(i), locate(i));
+      yes += r ? 1 : 0;
+      sink(i, r);
+    }
+    return yes;
+  }
+  struct item {
+    position p;
+    operation_kind k;
+  };
+  std::array<std::array<item, batch_window>, 2> blocks;  // block b, and block b + 1 fetched
+  auto fetch = [&](std::array<item, batch_window>& block, std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      item& it = block[i - from];
+      it = {locate(i), kind(i)};
+      if (it.k == operation_kind::contains) {
+        engine.prefetch(it.p);
+      } else {
+        engine.prefetch_for_write(it.p);
+      }
+    }
+  };
+  fetch(blocks[0], 0, std::min(n, batch_window));
+  for (std::size_t from = 0, b = 0; from < n; from += batch_window, b ^= 1) {
+    const std::size_t to = std::min(n, from + batch_window);
+    fetch(blocks[b ^ 1], to, std::min(n, to + batch_window));
+    for (std::size_t i = from; i < to; ++i) {
+      const item& it = blocks[b][i - from];
+      const bool r = run(it.k, it.p);
+      yes += r ? 1 : 0;
+      sink(i, r);
+    }
+  }
+  return yes;
 }
 
 /// Inserts items [0, n) in order with a prefetch window and deferred full-bucket items; stops

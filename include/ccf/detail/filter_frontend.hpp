@@ -185,6 +185,30 @@ class basic_filter {
         [&](std::size_t i, bool hit) { found[i] = hit; });
   }
 
+  /// Runs ops in order, as the calls contains, insert and erase of each op's key one at a time
+  /// would, and sets results[i] to what op i's call returned; returns how many returned true.
+  /// Each op is one such call for other threads of a concurrent filter. While one op runs, the
+  /// buckets of the next few are fetched, so that a batch keeps several cache misses in flight,
+  /// as contains_many does. Unlike insert_many, a refused insert does not stop the batch: its
+  /// result is false and the ops after it run. results.size() must be at least ops.size(), and
+  /// every op's kind one of operation_kind's (std::invalid_argument before any op runs).
+  std::size_t apply_many(std::span<const operation<Key>> ops, std::span<bool> results) {
+    check_ops(ops, results.size());
+    return batch_apply(
+        engine_, ops.size(), [&](std::size_t k) { return ops[k].kind; },
+        [&](std::size_t k) { return locate(ops[k].key); },
+        [&](std::size_t i, bool r) { results[i] = r; });
+  }
+  /// apply_many for keys given by their hashes (hash_of).
+  std::size_t apply_many_hashes(std::span<const operation<std::uint64_t>> ops,
+                                std::span<bool> results) {
+    check_ops(ops, results.size());
+    return batch_apply(
+        engine_, ops.size(), [&](std::size_t k) { return ops[k].kind; },
+        [&](std::size_t k) { return locate_hash(ops[k].key); },
+        [&](std::size_t i, bool r) { results[i] = r; });
+  }
+
   /// Fills this filter, which no other thread may use meanwhile, with `keys` using `threads`
   /// threads (0: all); see ccf::build.
   bulk_result bulk_insert(std::span<const Key> keys, unsigned threads, bool skip_present) {
@@ -313,6 +337,22 @@ class basic_filter {
         return "the growing filter's alternate-bucket function";
     }
     return "an unknown alternate-bucket function (code " + std::to_string(code) + ")";
+  }
+  template <class K>
+  static void check_ops(std::span<const operation<K>> ops, std::size_t results) {
+    if (results < ops.size()) {
+      throw std::invalid_argument("ccf: apply_many needs an output span of at least " +
+                                  std::to_string(ops.size()) + " elements, got " +
+                                  std::to_string(results));
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind > operation_kind::erase) {
+        throw std::invalid_argument(
+            "ccf: apply_many: operation " + std::to_string(i) + " has kind " +
+            std::to_string(static_cast<unsigned>(ops[i].kind)) +
+            ", not one of operation_kind's (contains, insert, erase); no operation ran");
+      }
+    }
   }
   static void check_output(std::size_t keys, std::size_t found) {
     if (found < keys) {
