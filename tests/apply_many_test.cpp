@@ -13,9 +13,12 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <ccf/detail/cuckoo_engine.hpp>
+#include <ccf/growing_cuckoo_filter.hpp>
+#include <ccf/runtime_filter.hpp>
 
 #include "filter_types.hpp"
 #include "run_threads.hpp"
@@ -161,6 +164,74 @@ TYPED_TEST(apply_many, bad_arguments_run_no_operation) {
   EXPECT_FALSE(r[5]);
   EXPECT_EQ(f.size(), 7U);
   EXPECT_EQ(f.apply_many({}, {}), 0U);
+}
+
+/// Runs `ops` through apply_many on one filter and one call at a time on its twin; both give
+/// the same answers and end up as the same bytes.
+template <class F, class K, class One>
+void expect_twins_agree(F& batched, F& single, const std::vector<operation<K>>& ops, One&& one) {
+  std::vector<char> expected;
+  for (const auto& op : ops)
+    expected.push_back(one(single, op) ? 1 : 0);
+  std::unique_ptr<bool[]> r(new bool[ops.size()]);
+  const std::size_t yes = batched.apply_many(ops, std::span<bool>(r.get(), ops.size()));
+  EXPECT_EQ(yes, static_cast<std::size_t>(std::count(expected.begin(), expected.end(), 1)));
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    ASSERT_EQ(r[i], expected[i] == 1) << "operation " << i << " of " << ops.size();
+  EXPECT_EQ(batched.size(), single.size());
+  EXPECT_EQ(batched.to_bytes(), single.to_bytes());
+}
+
+template <class F, class K>
+bool one_call(F& f, const operation<K>& op) {
+  switch (op.kind) {
+    case operation_kind::insert:
+      return f.insert(op.key);
+    case operation_kind::erase:
+      return f.erase(op.key);
+    default:
+      return f.contains(op.key);
+  }
+}
+
+TEST(apply_many_growing, answers_as_the_calls_one_at_a_time_across_doublings) {
+  ccf::growing_cuckoo_filter<u64> batched(1000, 1e-4), single(1000, 1e-4);
+  const auto ops = mixed_stream(20000, 8);
+  expect_twins_agree(batched, single, ops, one_call<ccf::growing_cuckoo_filter<u64>, u64>);
+  EXPECT_GE(batched.doublings(), 4U);
+  std::vector<operation<std::uint64_t>> hashed;
+  for (const auto& op : ops)
+    hashed.push_back({op.kind, batched.hash_of(op.key)});
+  std::unique_ptr<bool[]> r(new bool[ops.size()]);
+  EXPECT_THROW(batched.apply_many_hashes(hashed, std::span<bool>(r.get(), ops.size() - 1)),
+               std::invalid_argument);
+  EXPECT_EQ(batched.size(), single.size());
+}
+
+TEST(apply_many_runtime, every_kind_answers_as_the_calls_one_at_a_time) {
+  using ccf::filter_config;
+  using ccf::filter_kind;
+  for (const filter_config& c :
+       {filter_config{.capacity = 300000}, filter_config{.capacity = 3000},
+        filter_config{.capacity = 300000,
+        .fingerprint_bits = 12,
+        .slots_per_bucket = 2,
+        .kind = filter_kind::concurrent},
+        filter_config{.capacity = 300000, .fingerprint_bits = 12, .kind = filter_kind::lockfree},
+        filter_config::growing_for_rate(1000, 1e-4),
+        filter_config::growing_for_rate(1000, 1e-4, filter_kind::concurrent)}) {
+    SCOPED_TRACE("capacity " + std::to_string(c.capacity) + ", kind " +
+                 std::to_string(static_cast<int>(c.kind)) + (c.growing ? ", growing" : ""));
+    ccf::runtime_filter batched(c), single(c);
+    const auto numbers = mixed_stream(c.growing ? 20000 : batched.size_in_tags() * 21 / 20, 6);
+    std::vector<std::string> keys;
+    for (const auto& op : numbers)
+      keys.push_back("key-" + std::to_string(op.key));
+    std::vector<operation<std::string_view>> ops;
+    for (std::size_t i = 0; i < numbers.size(); ++i)
+      ops.push_back({numbers[i].kind, keys[i]});
+    expect_twins_agree(batched, single, ops, one_call<ccf::runtime_filter, std::string_view>);
+  }
 }
 
 template <class F>

@@ -309,6 +309,16 @@ class basic_growing_filter {
       hits += (found[i] = model_->contains(hashes[i])) ? 1 : 0;
     return hits;
   }
+  /// Runs ops in order, one call at a time (as the static filters' apply_many: results[i] is
+  /// what op i's call returned; a refused insert does not stop the batch); returns how many
+  /// returned true.
+  std::size_t apply_many(std::span<const operation<Key>> ops, std::span<bool> results) {
+    return apply_by(ops, results, [&](const Key& key) { return hash_of(key); });
+  }
+  std::size_t apply_many_hashes(std::span<const operation<std::uint64_t>> ops,
+                                std::span<bool> results) {
+    return apply_by(ops, results, [](std::uint64_t h) { return h; });
+  }
   /// Inserts `keys` (skipping those it already answers yes for, with skip_present); the
   /// concurrent filter uses `threads` threads (0: all), the other one. Only copies of items are
   /// refused (see the top of this file).
@@ -452,6 +462,21 @@ class basic_growing_filter {
     return r;
   }
 
+  template <class K, class HashOf>
+  std::size_t apply_by(std::span<const operation<K>> ops, std::span<bool> results,
+                       HashOf&& hash_of_key) {
+    check_operations(ops, results.size());
+    std::size_t yes = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const std::uint64_t h = hash_of_key(ops[i].key);
+      const bool r = ops[i].kind == operation_kind::contains ? model_->contains(h)
+                     : ops[i].kind == operation_kind::insert ? model_->insert(h)
+                                                             : model_->erase(h);
+      results[i] = r;
+      yes += r ? 1 : 0;
+    }
+    return yes;
+  }
   static void check_output(std::size_t keys, std::size_t found) {
     if (found < keys) {
       throw std::invalid_argument("ccf: contains_many needs an output span of at least " +

@@ -333,6 +333,18 @@ class basic_runtime_filter {
                                    std::span<bool> found) const {
     return impl_->contains_many_hashes(hashes, found);
   }
+  /// As the typed filters' apply_many: ops run in order, results[i] is what op i's call returned.
+  std::size_t apply_many(std::span<const operation<std::string_view>> ops,
+                         std::span<bool> results) {
+    std::vector<operation<std::uint64_t>> hashed(ops.size());
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      hashed[i] = {ops[i].kind, hash_of(ops[i].key)};
+    return impl_->apply_many_hashes(hashed, results);
+  }
+  std::size_t apply_many_hashes(std::span<const operation<std::uint64_t>> ops,
+                                std::span<bool> results) {
+    return impl_->apply_many_hashes(ops, results);
+  }
   /// Fills this filter, which no other thread may use meanwhile, with `keys` in parallel (see
   /// ccf::build); returns what was inserted, skipped and refused.
   bulk_result bulk_insert(std::span<const std::string_view> keys, unsigned threads = 0,

@@ -66,6 +66,8 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -194,6 +196,25 @@ std::size_t batch_lookup(const Engine& engine, std::size_t n, Locate&& locate, S
     }
   }
   return hits;
+}
+
+/// Throws std::invalid_argument unless `results` elements can take the results of `ops` and
+/// every op's kind is one of operation_kind's (apply_many checks before it runs any op).
+template <class K>
+void check_operations(std::span<const operation<K>> ops, std::size_t results) {
+  if (results < ops.size()) {
+    throw std::invalid_argument("ccf: apply_many needs an output span of at least " +
+                                std::to_string(ops.size()) + " elements, got " +
+                                std::to_string(results));
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind > operation_kind::erase) {
+      throw std::invalid_argument("ccf: apply_many: operation " + std::to_string(i) + " has kind " +
+                                  std::to_string(static_cast<unsigned>(ops[i].kind)) +
+                                  ", not one of operation_kind's (contains, insert, erase); no "
+                                  "operation ran");
+    }
+  }
 }
 
 /// Runs items [0, n) in order, item i being the operation kind(i) at position locate(i), and

@@ -193,7 +193,7 @@ class basic_filter {
   /// result is false and the ops after it run. results.size() must be at least ops.size(), and
   /// every op's kind one of operation_kind's (std::invalid_argument before any op runs).
   std::size_t apply_many(std::span<const operation<Key>> ops, std::span<bool> results) {
-    check_ops(ops, results.size());
+    check_operations(ops, results.size());
     return batch_apply(
         engine_, ops.size(), [&](std::size_t k) { return ops[k].kind; },
         [&](std::size_t k) { return locate(ops[k].key); },
@@ -202,7 +202,7 @@ class basic_filter {
   /// apply_many for keys given by their hashes (hash_of).
   std::size_t apply_many_hashes(std::span<const operation<std::uint64_t>> ops,
                                 std::span<bool> results) {
-    check_ops(ops, results.size());
+    check_operations(ops, results.size());
     return batch_apply(
         engine_, ops.size(), [&](std::size_t k) { return ops[k].kind; },
         [&](std::size_t k) { return locate_hash(ops[k].key); },
@@ -337,22 +337,6 @@ class basic_filter {
         return "the growing filter's alternate-bucket function";
     }
     return "an unknown alternate-bucket function (code " + std::to_string(code) + ")";
-  }
-  template <class K>
-  static void check_ops(std::span<const operation<K>> ops, std::size_t results) {
-    if (results < ops.size()) {
-      throw std::invalid_argument("ccf: apply_many needs an output span of at least " +
-                                  std::to_string(ops.size()) + " elements, got " +
-                                  std::to_string(results));
-    }
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].kind > operation_kind::erase) {
-        throw std::invalid_argument(
-            "ccf: apply_many: operation " + std::to_string(i) + " has kind " +
-            std::to_string(static_cast<unsigned>(ops[i].kind)) +
-            ", not one of operation_kind's (contains, insert, erase); no operation ran");
-      }
-    }
   }
   static void check_output(std::size_t keys, std::size_t found) {
     if (found < keys) {

@@ -31,6 +31,8 @@ class runtime_model {
   virtual std::size_t insert_many_hashes(std::span<const std::uint64_t> hashes) = 0;
   virtual std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
                                            std::span<bool> found) const = 0;
+  virtual std::size_t apply_many_hashes(std::span<const operation<std::uint64_t>> ops,
+                                        std::span<bool> results) = 0;
   virtual bulk_result bulk_insert(std::span<const std::string_view> keys, unsigned threads,
                                   bool skip_present) = 0;
   virtual bulk_result bulk_insert_hashes(std::span<const std::uint64_t> hashes, unsigned threads,
@@ -74,6 +76,10 @@ class forwarding_model : public runtime_model {
   std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
                                    std::span<bool> found) const override {
     return f_.contains_many_hashes(hashes, found);
+  }
+  std::size_t apply_many_hashes(std::span<const operation<std::uint64_t>> ops,
+                                std::span<bool> results) override {
+    return f_.apply_many_hashes(ops, results);
   }
   bulk_result bulk_insert(std::span<const std::string_view> keys, unsigned threads,
                           bool skip_present) override {
