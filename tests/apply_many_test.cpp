@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <ccf/detail/cuckoo_engine.hpp>
@@ -39,28 +40,69 @@ std::size_t capacity_past_cache(std::size_t from) {
   return c;
 }
 
-/// A mixed stream: inserts of fresh keys until about `inserts` were drawn (more than the table
-/// holds, so the last ones are refused), lookups of inserted and of absent keys, and erases of
-/// inserted keys (some of them refused inserts, whose erase may then fail).
-std::vector<operation<u64>> mixed_stream(std::size_t inserts, std::uint64_t seed) {
+/// A mixed stream: inserts of fresh keys until about `live` more were inserted than erased
+/// (more than the table holds, so that inserts near the end are refused), lookups of inserted
+/// and of absent keys, and erases of inserted keys (some of them refused or erased already).
+std::vector<operation<u64>> mixed_stream(std::size_t live, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<operation<u64>> ops;
   std::vector<u64> inserted;
-  std::size_t next = 0;
-  while (next < inserts) {
+  std::size_t erased = 0;
+  while (inserted.size() < live + erased) {
     const unsigned draw = static_cast<unsigned>(rng() % 10);
     if (draw < 6 || inserted.empty()) {
-      inserted.push_back(key_of(next++, 11));
+      inserted.push_back(key_of(inserted.size(), 11));
       ops.push_back({operation_kind::insert, inserted.back()});
     } else if (draw < 8) {
       ops.push_back({operation_kind::contains, inserted[rng() % inserted.size()]});
     } else if (draw < 9) {
-      ops.push_back({operation_kind::contains, key_of(rng() % (inserts + 1), 12)});
+      ops.push_back({operation_kind::contains, key_of(rng() % (inserted.size() + 1), 12)});
     } else {
       ops.push_back({operation_kind::erase, inserted[rng() % inserted.size()]});
+      ++erased;
     }
   }
   return ops;
+}
+
+/// The stream's answers one call at a time must include a refused insert followed by a true
+/// answer: the batch went on after the refusal.
+template <class K>
+void expect_refusal_then_more(const std::vector<operation<K>>& ops,
+                              const std::vector<char>& expected) {
+  std::size_t i = 0;
+  while (i < ops.size() && !(ops[i].kind == operation_kind::insert && expected[i] == 0))
+    ++i;
+  ASSERT_LT(i, ops.size()) << "no insert of the stream was refused";
+  EXPECT_NE(std::find(expected.begin() + static_cast<std::ptrdiff_t>(i), expected.end(), 1),
+            expected.end());
+}
+
+/// apply_many of ops[at, at + len) into got[at, at + len); the results are preset to the
+/// opposite of the expected ones, so that a result never written shows.
+template <class F, class K>
+void apply_into(F& f, std::span<const operation<K>> ops, const std::vector<char>& expected,
+                std::vector<char>& got) {
+  std::unique_ptr<bool[]> r(new bool[ops.size()]);
+  const std::size_t at = static_cast<std::size_t>(got.size());
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    r[i] = expected[at + i] == 0;
+  const std::size_t yes = f.apply_many(ops, std::span<bool>(r.get(), ops.size()));
+  ASSERT_EQ(yes, static_cast<std::size_t>(std::count(r.get(), r.get() + ops.size(), true)));
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    got.push_back(r[i] ? 1 : 0);
+}
+
+template <class F, class K>
+bool one_call(F& f, const operation<K>& op) {
+  switch (op.kind) {
+    case operation_kind::insert:
+      return f.insert(op.key);
+    case operation_kind::erase:
+      return f.erase(op.key);
+    default:
+      return f.contains(op.key);
+  }
 }
 
 template <class F>
@@ -72,40 +114,17 @@ void expect_as_one_at_a_time(std::size_t capacity, double scale) {
   F batched(capacity, 5), single(capacity, 5);
   const auto ops = mixed_stream(
       static_cast<std::size_t>(scale * static_cast<double>(single.size_in_tags())), 21);
-  std::vector<bool> expected;
-  for (const auto& op : ops) {
-    switch (op.kind) {
-      case operation_kind::insert:
-        expected.push_back(single.insert(op.key));
-        break;
-      case operation_kind::erase:
-        expected.push_back(single.erase(op.key));
-        break;
-      default:
-        expected.push_back(single.contains(op.key));
-        break;
-    }
-  }
-  ASSERT_GT(std::count(expected.begin(), expected.end(), false), 0);
+  std::vector<char> expected;
+  for (const auto& op : ops)
+    expected.push_back(one_call(single, op) ? 1 : 0);
+  expect_refusal_then_more(ops, expected);
   // Batches of sizes around the prefetch block's, then the rest at once.
-  std::vector<char> got(ops.size(), 2);
-  std::size_t at = 0;
-  for (std::size_t len : {1, 7, 16, 17, 33, 1000}) {
-    len = std::min(len, ops.size() - at);
-    std::unique_ptr<bool[]> r(new bool[len]);
-    const std::size_t yes =
-        batched.apply_many(std::span(ops).subspan(at, len), std::span<bool>(r.get(), len));
-    ASSERT_EQ(yes, static_cast<std::size_t>(std::count(r.get(), r.get() + len, true)));
-    for (std::size_t i = 0; i < len; ++i)
-      got[at + i] = r[i] ? 1 : 0;
-    at += len;
-  }
-  std::unique_ptr<bool[]> rest(new bool[ops.size() - at]);
-  batched.apply_many(std::span(ops).subspan(at), std::span<bool>(rest.get(), ops.size() - at));
-  for (std::size_t i = at; i < ops.size(); ++i)
-    got[i] = rest[i - at] ? 1 : 0;
+  std::vector<char> got;
+  for (std::size_t len : {1, 7, 16, 17, 33, 1000})
+    apply_into(batched, std::span(ops).subspan(got.size(), len), expected, got);
+  apply_into(batched, std::span(ops).subspan(got.size()), expected, got);
   for (std::size_t i = 0; i < ops.size(); ++i)
-    ASSERT_EQ(got[i] == 1, expected[i]) << "operation " << i << " of " << ops.size();
+    ASSERT_EQ(got[i], expected[i]) << "operation " << i << " of " << ops.size();
   EXPECT_EQ(batched.size(), single.size());
   if constexpr (F::has_file_format) {
     EXPECT_EQ(batched.to_bytes(), single.to_bytes());
@@ -144,6 +163,8 @@ TYPED_TEST(apply_many, by_hash_answers_as_by_key) {
 TYPED_TEST(apply_many, bad_arguments_run_no_operation) {
   using F = TypeParam;
   F f(1000);
+  const ccf::operation deduced{operation_kind::insert, u64{1}};  // the deduction guide
+  static_assert(std::is_same_v<decltype(deduced), const operation<u64>>);
   std::vector<operation<u64>> ops;
   for (u64 i = 0; i < 8; ++i)
     ops.push_back({operation_kind::insert, key_of(i, 4)});
@@ -168,61 +189,75 @@ TYPED_TEST(apply_many, bad_arguments_run_no_operation) {
 
 /// Runs `ops` through apply_many on one filter and one call at a time on its twin; both give
 /// the same answers and end up as the same bytes.
-template <class F, class K, class One>
-void expect_twins_agree(F& batched, F& single, const std::vector<operation<K>>& ops, One&& one) {
+template <class F, class K>
+void expect_twins_agree(F& batched, F& single, const std::vector<operation<K>>& ops,
+                        bool refusals) {
   std::vector<char> expected;
   for (const auto& op : ops)
-    expected.push_back(one(single, op) ? 1 : 0);
-  std::unique_ptr<bool[]> r(new bool[ops.size()]);
-  const std::size_t yes = batched.apply_many(ops, std::span<bool>(r.get(), ops.size()));
-  EXPECT_EQ(yes, static_cast<std::size_t>(std::count(expected.begin(), expected.end(), 1)));
+    expected.push_back(one_call(single, op) ? 1 : 0);
+  if (refusals) expect_refusal_then_more(ops, expected);
+  std::vector<char> got;
+  apply_into(batched, std::span(ops).subspan(0, 100), expected, got);
+  apply_into(batched, std::span(ops).subspan(100), expected, got);
   for (std::size_t i = 0; i < ops.size(); ++i)
-    ASSERT_EQ(r[i], expected[i] == 1) << "operation " << i << " of " << ops.size();
+    ASSERT_EQ(got[i], expected[i]) << "operation " << i << " of " << ops.size();
   EXPECT_EQ(batched.size(), single.size());
   EXPECT_EQ(batched.to_bytes(), single.to_bytes());
 }
 
+/// A bad kind at operation 5 of 8 inserts, or a results span one short: invalid_argument, and
+/// no operation ran.
 template <class F, class K>
-bool one_call(F& f, const operation<K>& op) {
-  switch (op.kind) {
-    case operation_kind::insert:
-      return f.insert(op.key);
-    case operation_kind::erase:
-      return f.erase(op.key);
-    default:
-      return f.contains(op.key);
-  }
+void expect_bad_arguments_refused(F& f, std::vector<operation<K>> ops) {
+  ASSERT_EQ(ops.size(), 8U);
+  const std::size_t before = f.size();
+  bool r[8] = {};
+  EXPECT_THROW(f.apply_many(ops, std::span<bool>(r, 7)), std::invalid_argument);
+  ops[5].kind = static_cast<operation_kind>(7);
+  EXPECT_THROW(f.apply_many(ops, r), std::invalid_argument);
+  EXPECT_EQ(f.size(), before);
 }
 
 TEST(apply_many_growing, answers_as_the_calls_one_at_a_time_across_doublings) {
   ccf::growing_cuckoo_filter<u64> batched(1000, 1e-4), single(1000, 1e-4);
   const auto ops = mixed_stream(20000, 8);
-  expect_twins_agree(batched, single, ops, one_call<ccf::growing_cuckoo_filter<u64>, u64>);
+  expect_twins_agree(batched, single, ops, false);
   EXPECT_GE(batched.doublings(), 4U);
   std::vector<operation<std::uint64_t>> hashed;
-  for (const auto& op : ops)
-    hashed.push_back({op.kind, batched.hash_of(op.key)});
-  std::unique_ptr<bool[]> r(new bool[ops.size()]);
-  EXPECT_THROW(batched.apply_many_hashes(hashed, std::span<bool>(r.get(), ops.size() - 1)),
-               std::invalid_argument);
-  EXPECT_EQ(batched.size(), single.size());
+  for (std::size_t i = 0; i < 8; ++i)
+    hashed.push_back({operation_kind::insert, batched.hash_of(key_of(i, 99))});
+  std::vector<operation<u64>> keys;
+  for (std::size_t i = 0; i < 8; ++i)
+    keys.push_back({operation_kind::insert, key_of(i, 99)});
+  expect_bad_arguments_refused(batched, keys);
+  EXPECT_FALSE(batched.contains(key_of(0, 99)));
+  const std::size_t before = batched.size();
+  bool r[8] = {};
+  EXPECT_THROW(batched.apply_many_hashes(hashed, std::span<bool>(r, 7)), std::invalid_argument);
+  hashed[5].kind = static_cast<operation_kind>(3);
+  EXPECT_THROW(batched.apply_many_hashes(hashed, r), std::invalid_argument);
+  EXPECT_EQ(batched.size(), before);
 }
 
 TEST(apply_many_runtime, every_kind_answers_as_the_calls_one_at_a_time) {
   using ccf::filter_config;
   using ccf::filter_kind;
+  // The static ones: tables of more than 1 MiB (prefetching batches) and one in the caches.
   for (const filter_config& c :
-       {filter_config{.capacity = 300000}, filter_config{.capacity = 3000},
-        filter_config{.capacity = 300000,
+       {filter_config{.capacity = 600000}, filter_config{.capacity = 3000},
+        filter_config{.capacity = 1200000,
         .fingerprint_bits = 12,
         .slots_per_bucket = 2,
         .kind = filter_kind::concurrent},
-        filter_config{.capacity = 300000, .fingerprint_bits = 12, .kind = filter_kind::lockfree},
+        filter_config{.capacity = 600000, .fingerprint_bits = 12, .kind = filter_kind::lockfree},
         filter_config::growing_for_rate(1000, 1e-4),
         filter_config::growing_for_rate(1000, 1e-4, filter_kind::concurrent)}) {
     SCOPED_TRACE("capacity " + std::to_string(c.capacity) + ", kind " +
                  std::to_string(static_cast<int>(c.kind)) + (c.growing ? ", growing" : ""));
     ccf::runtime_filter batched(c), single(c);
+    if (c.capacity > 3000) {
+      EXPECT_GT(batched.size_in_bytes(), std::size_t{1} << 20);
+    }
     const auto numbers = mixed_stream(c.growing ? 20000 : batched.size_in_tags() * 21 / 20, 6);
     std::vector<std::string> keys;
     for (const auto& op : numbers)
@@ -230,7 +265,13 @@ TEST(apply_many_runtime, every_kind_answers_as_the_calls_one_at_a_time) {
     std::vector<operation<std::string_view>> ops;
     for (std::size_t i = 0; i < numbers.size(); ++i)
       ops.push_back({numbers[i].kind, keys[i]});
-    expect_twins_agree(batched, single, ops, one_call<ccf::runtime_filter, std::string_view>);
+    expect_twins_agree(batched, single, ops, !c.growing);
+    const std::vector<std::string> never = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"};
+    std::vector<operation<std::string_view>> bad;
+    for (const std::string& k : never)
+      bad.push_back({operation_kind::insert, k});
+    expect_bad_arguments_refused(batched, bad);
+    EXPECT_FALSE(batched.contains("n0"));
   }
 }
 

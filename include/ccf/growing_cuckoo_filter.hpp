@@ -310,7 +310,8 @@ class basic_growing_filter {
     return hits;
   }
   /// Runs ops in order, one call at a time (as the static filters' apply_many: results[i] is
-  /// what op i's call returned; a refused insert does not stop the batch); returns how many
+  /// what op i's call returned; a refused insert does not stop the batch; an op that throws, as
+  /// a doubling that finds no memory, ends it after the ops before it); returns how many
   /// returned true.
   std::size_t apply_many(std::span<const operation<Key>> ops, std::span<bool> results) {
     return apply_by(ops, results, [&](const Key& key) { return hash_of(key); });

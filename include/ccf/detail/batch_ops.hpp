@@ -110,6 +110,10 @@ struct operation {
   operation_kind kind = operation_kind::contains;
   Key key{};
 };
+/// ccf::operation{kind, key} deduces operation<Key> where a compiler lacks C++20's deduction for
+/// aggregates.
+template <class Key>
+operation(operation_kind, Key) -> operation<Key>;
 
 }  // namespace ccf
 

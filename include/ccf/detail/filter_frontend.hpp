@@ -187,11 +187,13 @@ class basic_filter {
 
   /// Runs ops in order, as the calls contains, insert and erase of each op's key one at a time
   /// would, and sets results[i] to what op i's call returned; returns how many returned true.
-  /// Each op is one such call for other threads of a concurrent filter. While one op runs, the
-  /// buckets of the next few are fetched, so that a batch keeps several cache misses in flight,
-  /// as contains_many does. Unlike insert_many, a refused insert does not stop the batch: its
-  /// result is false and the ops after it run. results.size() must be at least ops.size(), and
-  /// every op's kind one of operation_kind's (std::invalid_argument before any op runs).
+  /// Each op is one such call for other threads of a concurrent filter. In a table of more than
+  /// 1 MiB, the buckets of the next few ops are fetched while one runs, so that a batch keeps
+  /// several cache misses in flight, as contains_many does. Unlike insert_many, a refused insert
+  /// does not stop the batch: its result is false and the ops after it run. results.size() must
+  /// be at least ops.size(), and every op's kind one of operation_kind's (std::invalid_argument
+  /// before any op runs). An op that throws (as its single call would) ends the batch: the ops
+  /// before it have run and their results are set; the ops after it have not run.
   std::size_t apply_many(std::span<const operation<Key>> ops, std::span<bool> results) {
     check_operations(ops, results.size());
     return batch_apply(
