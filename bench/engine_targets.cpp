@@ -384,11 +384,11 @@ void threads_on_large(const options& o) {
   });
   const std::size_t refused =
       adds - static_cast<std::size_t>(std::count(went_in.begin(), went_in.end(), 1));
+  const double one_at_a_time = static_cast<double>(ops) / s / 1e6;
   std::printf(
       "   mixed 90/5/5         %8.2f (target >= 200 on 16 cores; %zu of %zu inserts "
       "refused)\n",
-      static_cast<double>(ops) / s / 1e6, refused, adds);
-  const double one_at_a_time = static_cast<double>(ops) / s / 1e6;
+      one_at_a_time, refused, adds);
 
   // The same stream through apply_many, mixed_batch operations a call (the burst a packet
   // pipeline hands over), with other fresh keys (the top bit flipped): the inserts the run above
@@ -431,11 +431,11 @@ void threads_on_large(const options& o) {
   const std::size_t refused_batched =
       adds -
       static_cast<std::size_t>(std::count(went_in_batched.begin(), went_in_batched.end(), 1));
+  const double in_batches = static_cast<double>(ops) / s / 1e6;
   std::printf(
       "   mixed 90/5/5 batched %8.2f (apply_many, %zu a call; %.2f x one at a time; %zu of %zu "
       "inserts refused)\n",
-      static_cast<double>(ops) / s / 1e6, mixed_batch,
-      static_cast<double>(ops) / s / 1e6 / one_at_a_time, refused_batched, adds);
+      in_batches, mixed_batch, in_batches / one_at_a_time, refused_batched, adds);
 
   s = timed_parallel(T, n, [&](unsigned, std::size_t lo, std::size_t hi) {
     if (built.contains_many(std::span<const u64>(keys.data() + lo, hi - lo)) != hi - lo) {

@@ -295,7 +295,7 @@ class basic_growing_filter {
   }
   /// found[i] = contains(keys[i]); returns how many were found.
   std::size_t contains_many(std::span<const Key> keys, std::span<bool> found) const {
-    check_output(keys.size(), found.size());
+    check_output_size("contains_many", keys.size(), found.size());
     std::size_t hits = 0;
     for (std::size_t i = 0; i < keys.size(); ++i)
       hits += (found[i] = contains(keys[i])) ? 1 : 0;
@@ -303,7 +303,7 @@ class basic_growing_filter {
   }
   std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
                                    std::span<bool> found) const {
-    check_output(hashes.size(), found.size());
+    check_output_size("contains_many", hashes.size(), found.size());
     std::size_t hits = 0;
     for (std::size_t i = 0; i < hashes.size(); ++i)
       hits += (found[i] = model_->contains(hashes[i])) ? 1 : 0;
@@ -314,11 +314,11 @@ class basic_growing_filter {
   /// a doubling that finds no memory, ends it after the ops before it); returns how many
   /// returned true.
   std::size_t apply_many(std::span<const operation<Key>> ops, std::span<bool> results) {
-    return apply_by(ops, results, [&](const Key& key) { return hash_of(key); });
+    return apply_by("apply_many", ops, results, [&](const Key& key) { return hash_of(key); });
   }
   std::size_t apply_many_hashes(std::span<const operation<std::uint64_t>> ops,
                                 std::span<bool> results) {
-    return apply_by(ops, results, [](std::uint64_t h) { return h; });
+    return apply_by("apply_many_hashes", ops, results, [](std::uint64_t h) { return h; });
   }
   /// Inserts `keys` (skipping those it already answers yes for, with skip_present); the
   /// concurrent filter uses `threads` threads (0: all), the other one. Only copies of items are
@@ -464,9 +464,9 @@ class basic_growing_filter {
   }
 
   template <class K, class HashOf>
-  std::size_t apply_by(std::span<const operation<K>> ops, std::span<bool> results,
-                       HashOf&& hash_of_key) {
-    check_operations(ops, results.size());
+  std::size_t apply_by(const char* member, std::span<const operation<K>> ops,
+                       std::span<bool> results, HashOf&& hash_of_key) {
+    check_operations(member, ops, results.size());
     std::size_t yes = 0;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const std::uint64_t h = hash_of_key(ops[i].key);
@@ -477,12 +477,6 @@ class basic_growing_filter {
       yes += r ? 1 : 0;
     }
     return yes;
-  }
-  static void check_output(std::size_t keys, std::size_t found) {
-    if (found < keys) {
-      throw std::invalid_argument("ccf: contains_many needs an output span of at least " +
-                                  std::to_string(keys) + " elements");
-    }
   }
   static const file_header& checked(const file_header& h) {
     if (h.alternate != static_cast<std::uint32_t>(alternate_kind::growing)) {

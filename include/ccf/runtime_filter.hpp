@@ -336,6 +336,7 @@ class basic_runtime_filter {
   /// As the typed filters' apply_many: ops run in order, results[i] is what op i's call returned.
   std::size_t apply_many(std::span<const operation<std::string_view>> ops,
                          std::span<bool> results) {
+    detail::check_operations("apply_many", ops, results.size());  // before hashing, by its name
     std::vector<operation<std::uint64_t>> hashed(ops.size());
     for (std::size_t i = 0; i < ops.size(); ++i)
       hashed[i] = {ops[i].kind, hash_of(ops[i].key)};

@@ -202,18 +202,25 @@ std::size_t batch_lookup(const Engine& engine, std::size_t n, Locate&& locate, S
   return hits;
 }
 
-/// Throws std::invalid_argument unless `results` elements can take the results of `ops` and
-/// every op's kind is one of operation_kind's (apply_many checks before it runs any op).
-template <class K>
-void check_operations(std::span<const operation<K>> ops, std::size_t results) {
-  if (results < ops.size()) {
-    throw std::invalid_argument("ccf: apply_many needs an output span of at least " +
-                                std::to_string(ops.size()) + " elements, got " +
-                                std::to_string(results));
+/// Throws std::invalid_argument unless an output span of `out` elements can take one result
+/// for each of `items` items of the batch member `member` (contains_many, apply_many ...).
+inline void check_output_size(const char* member, std::size_t items, std::size_t out) {
+  if (out < items) {
+    throw std::invalid_argument(std::string("ccf: ") + member +
+                                " needs an output span of at least " + std::to_string(items) +
+                                " elements, got " + std::to_string(out));
   }
+}
+
+/// check_output_size, then std::invalid_argument unless every op's kind is one of
+/// operation_kind's: apply_many checks both before it runs any op.
+template <class K>
+void check_operations(const char* member, std::span<const operation<K>> ops, std::size_t results) {
+  check_output_size(member, ops.size(), results);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].kind > operation_kind::erase) {
-      throw std::invalid_argument("ccf: apply_many: operation " + std::to_string(i) + " has kind " +
+      throw std::invalid_argument(std::string("ccf: ") + member + ": operation " +
+                                  std::to_string(i) + " has kind " +
                                   std::to_string(static_cast<unsigned>(ops[i].kind)) +
                                   ", not one of operation_kind's (contains, insert, erase); no "
                                   "operation ran");

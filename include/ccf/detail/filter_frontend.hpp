@@ -168,7 +168,7 @@ class basic_filter {
   /// found[i] = contains(keys[i]); returns how many were found. found.size() must be at least
   /// keys.size().
   std::size_t contains_many(std::span<const Key> keys, std::span<bool> found) const {
-    check_output(keys.size(), found.size());
+    check_output_size("contains_many", keys.size(), found.size());
     return batch_lookup(engine_, keys.size(), key_locator(keys),
                         [&](std::size_t i, bool hit) { found[i] = hit; });
   }
@@ -179,7 +179,7 @@ class basic_filter {
   /// contains_many for keys given by their hashes.
   std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
                                    std::span<bool> found) const {
-    check_output(hashes.size(), found.size());
+    check_output_size("contains_many", hashes.size(), found.size());
     return batch_lookup(
         engine_, hashes.size(), [&](std::size_t k) { return locate_hash(hashes[k]); },
         [&](std::size_t i, bool hit) { found[i] = hit; });
@@ -195,7 +195,7 @@ class basic_filter {
   /// before any op runs). An op that throws (as its single call would) ends the batch: the ops
   /// before it have run and their results are set; the ops after it have not run.
   std::size_t apply_many(std::span<const operation<Key>> ops, std::span<bool> results) {
-    check_operations(ops, results.size());
+    check_operations("apply_many", ops, results.size());
     return batch_apply(
         engine_, ops.size(), [&](std::size_t k) { return ops[k].kind; },
         [&](std::size_t k) { return locate(ops[k].key); },
@@ -204,7 +204,7 @@ class basic_filter {
   /// apply_many for keys given by their hashes (hash_of).
   std::size_t apply_many_hashes(std::span<const operation<std::uint64_t>> ops,
                                 std::span<bool> results) {
-    check_operations(ops, results.size());
+    check_operations("apply_many_hashes", ops, results.size());
     return batch_apply(
         engine_, ops.size(), [&](std::size_t k) { return ops[k].kind; },
         [&](std::size_t k) { return locate_hash(ops[k].key); },
@@ -339,12 +339,6 @@ class basic_filter {
         return "the growing filter's alternate-bucket function";
     }
     return "an unknown alternate-bucket function (code " + std::to_string(code) + ")";
-  }
-  static void check_output(std::size_t keys, std::size_t found) {
-    if (found < keys) {
-      throw std::invalid_argument("ccf: contains_many needs an output span of at least " +
-                                  std::to_string(keys) + " elements, got " + std::to_string(found));
-    }
   }
 
   Engine engine_;
