@@ -3,7 +3,7 @@
 //
 // py_filter wraps a ccf::runtime_filter. Threads: a sequential filter never releases the GIL, so
 // Python threads take turns on it. A concurrent filter releases the GIL for every batch (add_many,
-// contains_many, update, save, bytes), so threads run their batches on it at once; clear(), which
+// contains_many, apply_many, update, save, bytes), so threads run their batches on it at once; clear(), which
 // the filter does not allow during other operations, waits for the running batches (a
 // shared_mutex held shared by batches, exclusively by clear) without the GIL, then clears with
 // both the GIL and the lock, so no single-item call starts beside it either (one that began
@@ -25,11 +25,14 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <ostream>
 #include <shared_mutex>
@@ -137,6 +140,42 @@ class py_filter {
     if (py::isinstance<py::array>(items))
       return contains_array(py::reinterpret_borrow<py::array>(items));
     return contains_iterable(items);
+  }
+  /// apply_many in Python: ops[i] (CONTAINS, ADD or REMOVE, or their names) applied to items[i],
+  /// in order, as ccf's apply_many does (a refused add answers False and the stream goes on).
+  /// Numpy arrays (ops uint8, items uint64) are used in place; any other iterables are read
+  /// first. Every op code and the two lengths are checked before any op runs.
+  py::array_t<bool> apply_many(items_arg ops, items_arg items) {
+    item_hasher::refuse_masked(ops.value.ptr());
+    item_hasher::refuse_masked(items.value.ptr());
+    std::vector<std::uint8_t> owned_codes;
+    const std::span<const std::uint8_t> codes = op_codes(ops, owned_codes);
+    std::vector<std::uint64_t> hashes;  // an iterable's items, hashed
+    std::vector<py::ssize_t> shape;
+    const std::uint64_t* values = nullptr;
+    const bool in_place = py::isinstance<py::array>(items);  // values not hashed yet
+    if (in_place) {
+      const auto a = py::reinterpret_borrow<py::array>(items);
+      values = u64_data(a);
+      shape.assign(a.shape(), a.shape() + a.ndim());
+    } else {
+      py::iterator it = py::iter(items);
+      hasher_.items(it, hashes, static_cast<std::size_t>(-1));
+      values = hashes.data();
+      shape.push_back(static_cast<py::ssize_t>(hashes.size()));
+    }
+    const std::size_t n = static_cast<std::size_t>(
+        std::accumulate(shape.begin(), shape.end(), py::ssize_t{1}, std::multiplies<>()));
+    if (codes.size() != n) {
+      throw py::value_error("ccf: apply_many needs one op per item, got " +
+                            std::to_string(codes.size()) + " ops for " + std::to_string(n) +
+                            " items; no op ran");
+    }
+    py::array_t<bool> results(shape);
+    if (!apply_codes(codes, values, in_place, results.mutable_data())) {
+      throw py::error_already_set();  // a signal's handler raised; the ops before it ran
+    }
+    return results;
   }
   /// Waits for the running batches without the GIL (one of them may wait on Python code: a
   /// save to a FIFO that another Python thread reads), then clears with the lock and the GIL.
@@ -381,6 +420,82 @@ class py_filter {
     if (interrupted) throw py::error_already_set();
     return found;
   }
+  /// The op codes of apply_many: a numpy uint8 array in place, or an iterable's codes (ints or
+  /// names) read into `owned`; ValueError, naming the op, for a code outside CONTAINS, ADD,
+  /// REMOVE.
+  static std::span<const std::uint8_t> op_codes(py::handle ops, std::vector<std::uint8_t>& owned) {
+    std::span<const std::uint8_t> codes;
+    if (py::isinstance<py::array>(ops)) {
+      const auto a = py::reinterpret_borrow<py::array>(ops);
+      codes = {u8_data(a), static_cast<std::size_t>(a.size())};
+    } else {
+      std::size_t i = 0;
+      for (const py::handle op : ops) {
+        if (i++ % 4096 == 4095 && PyErr_CheckSignals() != 0) throw py::error_already_set();
+        owned.push_back(op_code(op, owned.size()));
+      }
+      codes = owned;
+    }
+    for (std::size_t i = 0; i < codes.size(); ++i) {
+      if (codes[i] > static_cast<std::uint8_t>(ccf::operation_kind::erase))
+        bad_op(i, std::to_string(codes[i]));
+    }
+    return codes;
+  }
+  /// One op of an iterable: CONTAINS (0), ADD (1), REMOVE (2), or "contains", "add", "remove".
+  static std::uint8_t op_code(py::handle op, std::size_t i) {
+    if (PyUnicode_Check(op.ptr())) {
+      const std::string name = py::str(op);
+      for (std::uint8_t c = 0; c < op_names.size(); ++c) {
+        if (name == op_names[c]) return c;
+      }
+      throw py::value_error("ccf: apply_many: op " + std::to_string(i) + " is '" + name +
+                            "', not 'contains', 'add' or 'remove'; no op ran");
+    }
+    if (!PyIndex_Check(op.ptr()) || PyBool_Check(op.ptr())) {
+      throw py::type_error(std::string("ccf: apply_many: an op is ccf.CONTAINS, ccf.ADD, "
+                                       "ccf.REMOVE or its name, not ") +
+                           Py_TYPE(op.ptr())->tp_name);
+    }
+    const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(op.ptr()));
+    if (!index) throw py::error_already_set();
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (overflow != 0 || v < 0 || v > static_cast<long long>(ccf::operation_kind::erase))
+      bad_op(i, py::str(index));
+    return static_cast<std::uint8_t>(v);
+  }
+  [[noreturn]] static void bad_op(std::size_t i, const std::string& code) {
+    throw py::value_error("ccf: apply_many: op " + std::to_string(i) + " is " + code +
+                          ", not ccf.CONTAINS (0), ccf.ADD (1) or ccf.REMOVE (2); no op ran");
+  }
+  static constexpr std::array<const char*, 3> op_names{"contains", "add", "remove"};
+
+  /// Runs apply_many's ops in chunks (the GIL released for a concurrent filter), the items
+  /// `values` hashed already or hashed chunk by chunk; false when a signal's handler raised
+  /// between chunks (its error set, the ops before run).
+  bool apply_codes(std::span<const std::uint8_t> codes, const std::uint64_t* values, bool raw,
+                   bool* out) {
+    const std::size_t n = codes.size();
+    batch_guard g(*this);
+    std::vector<std::uint64_t> hashes(raw ? std::min(n, array_chunk) : 0);
+    std::vector<ccf::operation<std::uint64_t>> batch(std::min(n, array_chunk));
+    for (std::size_t i = 0, chunk = 1; i < n; i += array_chunk, ++chunk) {
+      const std::size_t m = std::min(array_chunk, n - i);
+      const std::uint64_t* h = values + i;
+      if (raw) {
+        hasher_.u64s(h, m, hashes.data());
+        h = hashes.data();
+      }
+      for (std::size_t j = 0; j < m; ++j)
+        batch[j] = {static_cast<ccf::operation_kind>(codes[i + j]), h[j]};
+      f_.apply_many_hashes(std::span(batch.data(), m), std::span(out + i, m));
+      if (chunk % signal_chunks == 0 && i + m < n && g.interrupted()) return false;
+    }
+    return true;
+  }
+
   py::array_t<bool> contains_iterable(py::handle items) const {
     py::iterator it = py::iter(items);
     std::vector<std::uint64_t> hashes;

@@ -207,4 +207,20 @@ inline const std::uint64_t* u64_data(const py::array& a) {
   return static_cast<const std::uint64_t*>(a.data());
 }
 
+/// The data of a numpy array of uint8 (apply_many's op codes), C-contiguous, used in place;
+/// TypeError for any other array.
+inline const std::uint8_t* u8_data(const py::array& a) {
+  const py::dtype dt = a.dtype();
+  if (dt.kind() != 'u' || dt.itemsize() != 1) {
+    throw py::type_error("ccf: a numpy array of ops must have dtype uint8, not " +
+                         std::string(py::str(py::handle(dt))) +
+                         " (convert it with a.astype(numpy.uint8))");
+  }
+  if ((a.flags() & py::array::c_style) == 0) {
+    throw py::type_error(
+        "ccf: a numpy array of ops must be C-contiguous (use numpy.ascontiguousarray)");
+  }
+  return static_cast<const std::uint8_t*>(a.data());
+}
+
 }  // namespace ccf_py

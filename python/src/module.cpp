@@ -245,6 +245,15 @@ void bind_items(py::class_<py_filter>& c) {
            "The same as add_many: adds a numpy.uint64 array (in place) or the items of any\n"
            "iterable (in batches of 65536); a concurrent filter releases the GIL while each\n"
            "batch goes in.")
+      .def("apply_many", &py_filter::apply_many, py::arg("ops"), py::arg("items"),
+           "Runs ops[i] on items[i], in order, and returns each op's answer as a numpy bool\n"
+           "array (of items' shape for an array): CONTAINS (`in`), ADD (True: added; False:\n"
+           "refused, the filter unchanged, and the stream goes on: no FilterFullError) or\n"
+           "REMOVE (whether one copy was found and removed). ops: a numpy.uint8 array or any\n"
+           "iterable of the codes or their names ('contains', 'add', 'remove'); items as for\n"
+           "add_many. Both are checked before any op runs (ValueError for a bad code or a\n"
+           "different number of ops and items). A large filter fetches the next ops' buckets\n"
+           "meanwhile; a concurrent filter releases the GIL, and each op is atomic to others.")
       .def("clear", &py_filter::clear,
            "Removes every item (the table keeps its size). A concurrent filter first waits for\n"
            "the batches running, with the GIL released.");
@@ -415,6 +424,9 @@ PYBIND11_MODULE(_ccf, m) {
   m.attr("FilterFullError") = py::reinterpret_borrow<py::object>(ccf_py::filter_full_error);
   m.attr("__version__") = ccf::version_string;
   m.attr("default_seed") = ccf::default_seed;
+  m.attr("CONTAINS") = static_cast<int>(ccf::operation_kind::contains);
+  m.attr("ADD") = static_cast<int>(ccf::operation_kind::insert);
+  m.attr("REMOVE") = static_cast<int>(ccf::operation_kind::erase);
   bind_classes(m);
   bind_functions(m);
 }

@@ -14,6 +14,9 @@ True
 from typing import Optional
 
 from ._ccf import (
+    ADD,
+    CONTAINS,
+    REMOVE,
     CuckooFilter,
     Filter,
     FilterFullError,
@@ -37,6 +40,9 @@ def _restore(data: bytes, concurrent: bool, cls: Optional[type] = None) -> Filte
 
 
 __all__ = [
+    "ADD",
+    "CONTAINS",
+    "REMOVE",
     "CuckooFilter",
     "Filter",
     "FilterFullError",

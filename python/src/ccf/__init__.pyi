@@ -10,6 +10,12 @@ from typing_extensions import Self
 
 __version__: str
 default_seed: int
+CONTAINS: int
+"""apply_many's op code for `item in f` (0)."""
+ADD: int
+"""apply_many's op code for `f.add(item)` (1)."""
+REMOVE: int
+"""apply_many's op code for `f.remove(item)` (2)."""
 
 Item = Union[int, str, bytes, bytearray, memoryview, _Buffer]
 """An item: an int in [0, 2**64) (hashed as its 8 bytes little-endian), a str (UTF-8), bytes or
@@ -17,6 +23,10 @@ any C-contiguous buffer (its bytes)."""
 
 Items = Union[npt.NDArray[np.uint64], Iterable[Item]]
 """Items for a batch: a C-contiguous numpy uint64 array (used in place) or any iterable of items."""
+
+Ops = Union[npt.NDArray[np.uint8], Iterable[Union[int, str]]]
+"""apply_many's ops: a C-contiguous numpy uint8 array of CONTAINS, ADD, REMOVE (used in place) or
+any iterable of those codes or their names ("contains", "add", "remove")."""
 
 PathLike = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
 
@@ -42,6 +52,7 @@ class Filter:
     def add_many(self, items: Items) -> None: ...
     def contains_many(self, items: Items) -> npt.NDArray[np.bool_]: ...
     def update(self, items: Items) -> None: ...
+    def apply_many(self, ops: Ops, items: Items) -> npt.NDArray[np.bool_]: ...
     def clear(self) -> None: ...
     def save(self, path: PathLike) -> None: ...
     def __bytes__(self) -> bytes: ...
