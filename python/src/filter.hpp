@@ -3,9 +3,9 @@
 //
 // py_filter wraps a ccf::runtime_filter. Threads: a sequential filter never releases the GIL, so
 // Python threads take turns on it. A concurrent filter releases the GIL for every batch (add_many,
-// contains_many, apply_many, update, save, bytes), so threads run their batches on it at once; clear(), which
-// the filter does not allow during other operations, waits for the running batches (a
-// shared_mutex held shared by batches, exclusively by clear) without the GIL, then clears with
+// contains_many, apply_many, update, save, bytes), so threads run their batches on it at once;
+// clear(), which the filter does not allow during other operations, waits for the running batches
+// (a shared_mutex held shared by batches, exclusively by clear) without the GIL, then clears with
 // both the GIL and the lock, so no single-item call starts beside it either (one that began
 // without the GIL while a save streamed may still be finishing: the filter allows that).
 //
