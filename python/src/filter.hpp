@@ -427,7 +427,7 @@ class py_filter {
     std::span<const std::uint8_t> codes;
     if (py::isinstance<py::array>(ops)) {
       const auto a = py::reinterpret_borrow<py::array>(ops);
-      codes = {u8_data(a), static_cast<std::size_t>(a.size())};
+      codes = {array_data<std::uint8_t>(a, "ops"), static_cast<std::size_t>(a.size())};
     } else {
       std::size_t i = 0;
       for (const py::handle op : ops) {

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <ccf/hash.hpp>
@@ -189,38 +190,29 @@ class item_hasher {
   std::uint64_t key_seed_;
 };
 
-/// The data of a numpy array of native uint64, C-contiguous, used in place; TypeError for any
-/// other array (never a silent conversion or copy).
-inline const std::uint64_t* u64_data(const py::array& a) {
+/// The data of a numpy array of native unsigned T (uint64 items, uint8 ops), C-contiguous, used
+/// in place; TypeError for any other array (never a silent conversion or copy). `what` names the
+/// array's elements in the message.
+template <class T>
+const T* array_data(const py::array& a, const char* what) {
+  static_assert(std::is_unsigned_v<T>);
+  const std::string name = "uint" + std::to_string(8 * sizeof(T));
   const py::dtype dt = a.dtype();
   const std::string order = py::str(dt.attr("byteorder"));
   const bool native = order == "=" || order == "|" || order == "<";
-  if (dt.kind() != 'u' || dt.itemsize() != 8 || !native) {
-    throw py::type_error("ccf: a numpy array of items must have dtype uint64, not " +
-                         std::string(py::str(py::handle(dt))) +
-                         " (convert it with a.astype(numpy.uint64))");
+  if (dt.kind() != 'u' || dt.itemsize() != sizeof(T) || !native) {
+    throw py::type_error(std::string("ccf: a numpy array of ") + what + " must have dtype " + name +
+                         ", not " + std::string(py::str(py::handle(dt))) +
+                         " (convert it with a.astype(numpy." + name + "))");
   }
   if ((a.flags() & py::array::c_style) == 0) {
-    throw py::type_error(
-        "ccf: a numpy array of items must be C-contiguous (use numpy.ascontiguousarray)");
+    throw py::type_error(std::string("ccf: a numpy array of ") + what +
+                         " must be C-contiguous (use numpy.ascontiguousarray)");
   }
-  return static_cast<const std::uint64_t*>(a.data());
+  return static_cast<const T*>(a.data());
 }
-
-/// The data of a numpy array of uint8 (apply_many's op codes), C-contiguous, used in place;
-/// TypeError for any other array.
-inline const std::uint8_t* u8_data(const py::array& a) {
-  const py::dtype dt = a.dtype();
-  if (dt.kind() != 'u' || dt.itemsize() != 1) {
-    throw py::type_error("ccf: a numpy array of ops must have dtype uint8, not " +
-                         std::string(py::str(py::handle(dt))) +
-                         " (convert it with a.astype(numpy.uint8))");
-  }
-  if ((a.flags() & py::array::c_style) == 0) {
-    throw py::type_error(
-        "ccf: a numpy array of ops must be C-contiguous (use numpy.ascontiguousarray)");
-  }
-  return static_cast<const std::uint8_t*>(a.data());
+inline const std::uint64_t* u64_data(const py::array& a) {
+  return array_data<std::uint64_t>(a, "items");
 }
 
 }  // namespace ccf_py
