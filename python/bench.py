@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark of ccf's Python package: membership of numpy uint64 keys in a ccf.CuckooFilter
-(contains_many) against a Python set and numpy.isin, and the memory per item of each.
+(contains_many) against a Python set and numpy.isin, and the memory per item of each; a 90/5/5
+mix of lookups, adds and removes through apply_many against the same calls one at a time.
 
     PYTHONPATH=build/release/python python3 python/bench.py [--n 10000000] [--fpr 0.001]
 
@@ -66,6 +67,50 @@ def bench_set(keys, queries, sample):
     return seconds, hits, per_item
 
 
+def mixed_stream(keys, n, rng):
+    """n ops of a 90/5/5 mix over a filter holding `keys`: lookups of held keys, adds of new
+    keys, removes of keys added earlier in the stream (so every answer is True)."""
+    ops = rng.choice(np.array([ccf.CONTAINS, ccf.ADD, ccf.REMOVE], dtype=np.uint8), size=n,
+                     p=[0.9, 0.05, 0.05])
+    items = keys[rng.integers(0, len(keys), size=n)]
+    adds, removes = np.flatnonzero(ops == ccf.ADD), np.flatnonzero(ops == ccf.REMOVE)
+    fresh = np.arange(2**63, 2**63 + len(adds), dtype=np.uint64)
+    items[adds] = fresh
+    # Each remove takes an item added before it; removes with none left become lookups.
+    k = np.searchsorted(adds, removes)  # adds before each remove
+    taken = np.minimum(np.arange(len(removes)), k - 1)
+    ok = (k > 0) & (taken == np.arange(len(removes)))
+    items[removes[ok]] = fresh[taken[ok]]
+    ops[removes[~ok]] = ccf.CONTAINS
+    return ops, np.ascontiguousarray(items)
+
+
+def bench_mixed(keys, fpr, n, repeat, sample):
+    """apply_many over a 90/5/5 stream on a concurrent filter holding `keys`, against the same
+    ops one call at a time (over a sample) on the filter and on a Python set."""
+    rng = np.random.default_rng(7)
+    ops, items = mixed_stream(keys, n, rng)
+    best = float("inf")
+    for _ in range(repeat):
+        f = ccf.CuckooFilter(len(keys) + n, fpr, concurrent=True)
+        f.add_many(keys)
+        start = time.perf_counter()
+        answers = f.apply_many(ops, items)
+        best = min(best, time.perf_counter() - start)
+        assert answers.all(), "a false negative or a refused add"
+    calls = {ccf.CONTAINS: f.__contains__, ccf.ADD: f.add, ccf.REMOVE: f.remove}
+    s = set(keys.tolist())
+    set_calls = {ccf.CONTAINS: s.__contains__, ccf.ADD: s.add, ccf.REMOVE: s.discard}
+    pairs = list(zip(ops[:sample].tolist(), items[:sample].tolist()))
+    loops = []
+    for table in (calls, set_calls):
+        start = time.perf_counter()
+        for op, item in pairs:
+            table[op](item)
+        loops.append(time.perf_counter() - start)
+    return rate(n, best), rate(len(pairs), loops[0]), rate(len(pairs), loops[1])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10_000_000, help="keys in the set (default 10^7)")
@@ -120,12 +165,17 @@ def main():
     print(f"numpy.isin: {isin_rate:7.1f} M keys/s (sorting the keys included), "
           "8 bytes per key (the key array)")
 
+    mixed, one_by_one, set_mixed = bench_mixed(keys, a.fpr, len(queries), a.repeat, sample)
+    print(f"mixed 90/5/5 (contains/add/remove): apply_many {mixed:7.1f} M ops/s; one call at a "
+          f"time {one_by_one:7.1f} on the filter, {set_mixed:7.1f} on a Python set")
+
     print()
     best = max(results.values())  # one thread
     print(f"contains_many vs set:        {best / set_rate:6.1f}x faster")
     print(f"contains_many vs numpy.isin: {best / isin_rate:6.1f}x faster")
     print(f"memory per key vs set:       {set_bytes * 8 / bits:6.1f}x smaller")
     print(f"memory per key vs uint64 array: {64 / bits:6.1f}x smaller")
+    print(f"apply_many vs set, mixed 90/5/5: {mixed / set_mixed:6.1f}x faster")
 
 
 if __name__ == "__main__":
