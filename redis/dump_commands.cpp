@@ -8,7 +8,9 @@
 // CF.LOADCHUNK knows where each chunk goes: the chunk at offset 0 starts a new value (replacing
 // the key's filter), the others must follow the bytes already received, and the last one loads
 // the filter into that value, so the key keeps an expiry set meanwhile; ccf's loader checks the
-// dump in full (a bad dump deletes the key and is an error).
+// dump in full. A refused first chunk (bad headers, or a whole dump in one chunk that does not
+// load) is an error that changes nothing, as a refused RESTORE: the key keeps its filter, or the
+// restore under way. A dump found bad at a later chunk deletes the key it had replaced.
 #include <exception>
 #include <string>
 

@@ -253,6 +253,31 @@ def test_loadchunk_rejects_garbage(r):
     assert r.ping()
 
 
+def test_a_refused_first_chunk_changes_nothing(r):
+    # A whole dump in one bad chunk is refused as RESTORE refuses bad data: the key keeps its
+    # filter, or the restore under way (only a bad dump found at a later chunk deletes the key).
+    cf = r.cf()
+    cf.insert("src", [f"x{i}" for i in range(3000)])
+    chunks = scandump(r, "src")
+    whole = dump_bytes(r, "src")
+    broken = bytearray(whole)
+    broken[200] ^= 1
+    cf.insert("kept", ["a", "b"])
+    kept = dump_bytes(r, "kept")
+    for data in (bytes(broken), whole[:100]):  # a checksum mismatch; headers cut short
+        with pytest.raises(redis.ResponseError, match="invalid"):
+            cf.loadchunk("kept", len(data) + 1, data)
+        assert dump_bytes(r, "kept") == kept and cf.exists("kept", "a") == 1
+    assert cf.loadchunk("pending", *chunks[0]) == b"OK"
+    with pytest.raises(redis.ResponseError, match="invalid"):
+        cf.loadchunk("pending", len(broken) + 1, bytes(broken))
+    with pytest.raises(redis.ResponseError, match="being restored"):
+        cf.exists("pending", "x1")
+    for it, data in chunks[1:]:  # the restore under way goes on
+        assert cf.loadchunk("pending", it, data) == b"OK"
+    assert dump_bytes(r, "pending") == whole
+
+
 def test_loadchunk_refuses_a_module_header_reserve_never_writes(r):
     # The module's header is outside the filter's checksum: CF.INFO showed "Max iterations -1"
     # and a negative count of deleted items from a forged one.
