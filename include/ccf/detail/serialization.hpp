@@ -45,6 +45,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ccf/detail/indexer.hpp"
 #include "ccf/detail/sizing.hpp"
 #include "ccf/hash.hpp"
 
@@ -154,7 +155,12 @@ inline file_header decode_header(const header_bytes& b) {
   const wide slots = static_cast<wide>(h.num_buckets) * h.slots_per_bucket;
   const wide most_words =
       (slots * std::max<std::uint32_t>(h.fingerprint_bits, 1) + 63) / 64 + slots + 64;
-  if (h.word_count > most_words) {
+  // A static filter's table is exactly its bit-packed tags and the spare word
+  // (packed_tag_layout::words_for): a word count off by one is a corrupt header, which the size
+  // check would otherwise report as a truncated file or junk after the filter.
+  const bool growing = h.alternate == static_cast<std::uint32_t>(alternate_kind::growing);
+  const wide static_words = (slots * h.fingerprint_bits + 63) / 64 + 1;
+  if (h.word_count > most_words || (!growing && h.word_count != static_words)) {
     throw format_error("ccf: corrupt filter file (word count " + std::to_string(h.word_count) +
                        " for " + std::to_string(h.num_buckets) + " buckets of " +
                        std::to_string(h.slots_per_bucket) + " " +
