@@ -59,19 +59,29 @@ inline thread_local const py_filter* handlers_during_batch_of = nullptr;
 inline PyObject* filter_full_error = nullptr;
 
 /// Raises ccf.FilterFullError; its `inserted` attribute says how many items of the call went in
-/// (those before the first refused one). A static filter refuses an item when it is full; a
-/// growing one doubles instead, and refuses only where copies of items added many times crowd it
-/// (docs/growing.md, "When").
-[[noreturn]] inline void raise_full(std::size_t inserted, bool growing) {
+/// (those before the first refused one). A static filter refuses an item when it is full, or,
+/// less than half full, when copies of the item fill its two buckets; a growing one doubles
+/// instead, and refuses only where copies of items added many times crowd it (docs/growing.md,
+/// "When"). The message says which, as the ccf tool's does.
+[[noreturn]] inline void raise_full(std::size_t inserted, const ccf::runtime_filter& f) {
   const std::string done =
       std::to_string(inserted) + " items of this call inserted, the next refused";
-  const std::string msg =
-      growing ? "ccf: the growing filter refused an item (" + done +
-                    "): copies of items added many times crowd its buckets (the table may have "
-                    "doubled for it: adding it again may succeed); add an item that may repeat "
-                    "only where `in` says it is not there yet (docs/growing.md, When)"
-              : "ccf: the filter is full (" + done +
-                    "); use a larger capacity or a GrowingCuckooFilter";
+  const std::string once_only =
+      "add an item that may repeat only where `in` says it is not there yet";
+  const std::size_t copies = 2 * f.slots_per_bucket();
+  std::string msg;
+  if (f.growing()) {
+    msg = "ccf: the growing filter refused an item (" + done +
+          "): copies of items added many times crowd its buckets (the table may have doubled for "
+          "it: adding it again may succeed); " +
+          once_only + " (docs/growing.md, When)";
+  } else if (f.load_factor() < 0.5) {
+    msg = "ccf: the filter refused an item (" + done + ") while less than half full: an item is " +
+          "held at most 2 x " + std::to_string(f.slots_per_bucket()) + " = " +
+          std::to_string(copies) + " times, as copies of it crowd its two buckets; " + once_only;
+  } else {
+    msg = "ccf: the filter is full (" + done + "); use a larger capacity or a GrowingCuckooFilter";
+  }
   py::object e = py::reinterpret_borrow<py::object>(filter_full_error)(msg);
   e.attr("inserted") = inserted;
   PyErr_SetObject(filter_full_error, e.ptr());
@@ -112,7 +122,7 @@ class py_filter {
   // ---- one item (hashed with the GIL held, then single()) ----
   void add(item_arg item) {
     const std::uint64_t h = hasher_.item(item);
-    if (!single([&] { return f_.insert_hash(h); })) raise_full(0, f_.growing());
+    if (!single([&] { return f_.insert_hash(h); })) raise_full(0, f_);
   }
   bool remove(item_arg item) {
     const std::uint64_t h = hasher_.item(item);
@@ -372,7 +382,7 @@ class py_filter {
       n = f_.insert_many_hashes(hashes);
     }
     done += n;
-    if (n < hashes.size()) raise_full(done, f_.growing());
+    if (n < hashes.size()) raise_full(done, f_);
   }
 
   void add_array(const py::array& a) {
@@ -396,7 +406,7 @@ class py_filter {
       }
     }
     if (interrupted) throw py::error_already_set();  // the items before went in
-    if (done < n) raise_full(done, f_.growing());
+    if (done < n) raise_full(done, f_);
   }
   py::array_t<bool> contains_array(const py::array& a) const {
     const std::uint64_t* values = u64_data(a);

@@ -81,6 +81,12 @@ def test_refusal_names_the_copies_not_the_capacity(concurrent):
     with pytest.raises(ccf.FilterFullError, match="larger capacity or a GrowingCuckooFilter"):
         static.add_many(range(100_000))
     assert "GrowingCuckooFilter" in ccf.FilterFullError.__doc__
+    # A static filter far from full that refuses a copy says so, not "use a larger capacity".
+    few = ccf.CuckooFilter(100_000, concurrent=concurrent)
+    with pytest.raises(ccf.FilterFullError, match="less than half full") as info:
+        few.add_many(["z"] * 20)
+    assert info.value.inserted == 2 * few.slots_per_bucket
+    assert "larger capacity" not in str(info.value)
 
 
 def test_expected_fpr_of_a_growing_filter_is_its_bound():
