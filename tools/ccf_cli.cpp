@@ -315,19 +315,43 @@ ccf::filter_config build_config(const build_args& a, std::size_t n) {
   return c;
 }
 
+/// The table's bits per item held, "-" for an empty filter (whose table is not free).
+std::string bits_per_item(const ccf::runtime_filter& f) {
+  if (f.size() == 0) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f",
+                static_cast<double>(f.size_in_bytes()) * 8.0 / static_cast<double>(f.size()));
+  return text;
+}
+
 void describe(const ccf::runtime_filter& f, const std::string& path, const std::string& done) {
   std::fprintf(stderr,
-               "ccf: %s -> %s: %zu items, %s%u-bit slots x %u, %zu bytes (%.2f bits/item), "
+               "ccf: %s -> %s: %zu items, %s%u-bit slots x %u, %zu bytes (%s bits/item), "
                "false-positive rate %s%.3g\n",
                done.c_str(), path.c_str(), f.size(), f.growing() ? "growing, " : "",
                f.fingerprint_bits(), f.slots_per_bucket(), f.size_in_bytes(),
-               f.size() == 0
-                   ? 0.0
-                   : static_cast<double>(f.size_in_bytes()) * 8.0 / static_cast<double>(f.size()),
-               f.growing() ? "<= " : "~", f.expected_fpr());
+               bits_per_item(f).c_str(), f.growing() ? "<= " : "~", f.expected_fpr());
+}
+
+/// Refuses an output file that is the key file (given by -k, or as standard input): the filter
+/// would replace the keys it was built from.
+void refuse_output_over_keys(const build_args& a) {
+  if (a.out == "-") return;
+  const bool standard_input = a.in.path.empty() || a.in.path == "-";
+  struct stat keys {};
+  struct stat out {};
+  const int found =
+      standard_input ? ::fstat(STDIN_FILENO, &keys) : ::stat(a.in.path.c_str(), &keys);
+  if (found != 0 || ::stat(a.out.c_str(), &out) != 0 || !S_ISREG(keys.st_mode)) return;
+  if (keys.st_dev == out.st_dev && keys.st_ino == out.st_ino) {
+    throw cli_error(1, "-o '" + a.out + "' is the file the keys are read from" +
+                           (standard_input ? " (standard input)" : "") +
+                           ": the filter would replace them; write it to another file");
+  }
 }
 
 int cmd_build(const build_args& a) {
+  refuse_output_over_keys(a);
   std::uint64_t keys = 0;
   const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "build", a.seed, a.grow, keys);
   const bool standard_input = a.in.path.empty() || a.in.path == "-";
@@ -470,11 +494,9 @@ int cmd_info(const std::string& path) {
   std::printf(
       "fingerprint bits  %u\nslots per bucket  %u\nbuckets           %zu\n"
       "chunks            %zu\nitems             %zu\ncapacity          %zu\n"
-      "load factor       %.4f\nbytes             %zu\nbits per item     %.2f\n",
+      "load factor       %.4f\nbytes             %zu\nbits per item     %s\n",
       f.fingerprint_bits(), f.slots_per_bucket(), f.num_buckets(), f.chunks(), f.size(),
-      f.capacity(), f.load_factor(), f.size_in_bytes(),
-      f.size() == 0 ? 0.0
-                    : static_cast<double>(f.size_in_bytes()) * 8.0 / static_cast<double>(f.size()));
+      f.capacity(), f.load_factor(), f.size_in_bytes(), bits_per_item(f).c_str());
   if (f.growing()) {
     std::printf("doublings         %u\nFPR bound         %.3g\n", f.doublings(), f.expected_fpr());
   } else {

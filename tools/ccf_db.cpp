@@ -189,8 +189,9 @@ std::size_t read_chunk(std::istream& in, std::string& chunk, std::size_t want) {
 int cmd_import(const std::string& dir, const std::string& path, std::string name,
                std::size_t chunk_size, bool recover) {
   if (chunk_size == 0 || chunk_size > ccf::kv::max_value_size) {
-    throw cli_error(
-        1, "--chunk-size must be between 1 and " + std::to_string(ccf::kv::max_value_size));
+    throw cli_error(1, "--chunk-size: " + std::to_string(chunk_size) +
+                           " is not an integer from 1 to " +
+                           std::to_string(ccf::kv::max_value_size));
   }
   // "-" is standard input, read to its end (a pipe; a redirected file up to its size), and needs
   // a --name: every import from it would otherwise go under one name.
@@ -339,6 +340,12 @@ int cmd_stats(const std::string& dir, bool recover) {
   return 0;
 }
 
+/// An empty --name (an unset shell variable) is a usage error: taken as no name, it imported under
+/// the file's name or exported "the only one".
+std::string not_empty_name(const std::string& name) {
+  return name.empty() ? "an empty name names no imported file" : "";
+}
+
 }  // namespace
 
 CLI::App* add_db_commands(CLI::App& app, db_args& a) {
@@ -370,16 +377,18 @@ CLI::App* add_db_commands(CLI::App& app, db_args& a) {
   auto* imp = db->add_subcommand("import", "store a file as content-addressed chunks");
   imp->add_option("db", a.dir, "store directory (created if missing)")->required();
   imp->add_option("file", a.file, "file to import ('-': standard input, with --name)")->required();
-  imp->add_option("--name", a.name, "name to store it under (default: the file's name)");
+  imp->add_option("--name", a.name, "name to store it under (default: the file's name)")
+      ->check(not_empty_name);
   imp->add_option("--chunk-size", a.chunk_size, "bytes per chunk (default 4096)")
       ->check(
-          [](const std::string& text) { return unsigned_error(text, ccf::kv::max_value_size); });
+          [](const std::string& text) { return unsigned_error(text, ccf::kv::max_value_size, 1); });
   auto* exp = db->add_subcommand("export", "write an imported file back, byte for byte");
   exp->add_option("db", a.dir, "store directory")->required();
   exp->add_option("out", a.file, "file to write ('-': standard output)")
       ->required()
       ->check(not_empty_output);
-  exp->add_option("--name", a.name, "which imported file (default: the only one)");
+  exp->add_option("--name", a.name, "which imported file (default: the only one)")
+      ->check(not_empty_name);
   for (CLI::App* c : db->get_subcommands({}))
     c->fallthrough();  // --recover after the subcommand too
   return db;

@@ -39,18 +39,19 @@ inline void flush_standard_output() {
   }
 }
 
-/// Why `text` is not a number from 0 to `max` ("" if it is): decimal with no leading 0 (CLI11
+/// Why `text` is not a number from `min` to `max` ("" if it is): decimal with no leading 0 (CLI11
 /// reads such a number as octal), or 0x hexadecimal (CLI11 alone takes -1 as the largest value).
-inline std::string unsigned_error(const std::string& text, std::uint64_t max) {
+inline std::string unsigned_error(const std::string& text, std::uint64_t max,
+                                  std::uint64_t min = 0) {
   const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
   const char* first = text.data() + (hex ? 2 : 0);
   const char* last = text.data() + text.size();
   std::uint64_t value = 0;
   const auto [end, ec] = std::from_chars(first, last, value, hex ? 16 : 10);
   const bool octal = !hex && text.size() > 1 && text[0] == '0';
-  if (first == last || end != last || ec != std::errc() || octal || value > max) {
-    return "'" + text + "' is not an integer from 0 to " + std::to_string(max) +
-           " (decimal with no leading 0, or 0x hexadecimal)";
+  if (first == last || end != last || ec != std::errc() || octal || value > max || value < min) {
+    return "'" + text + "' is not an integer from " + std::to_string(min) + " to " +
+           std::to_string(max) + " (decimal with no leading 0, or 0x hexadecimal)";
   }
   return "";
 }

@@ -165,6 +165,14 @@ run "$ccf" db export "$files" - --name huge > /dev/null 2> "$work/err"
 run "$ccf" db import "$work/octal" "$work/odd.bin" --chunk-size 010 2> "$work/err"
 [ $rc = 1 ] && grep -q -- "--chunk-size" "$work/err" ||
   fail "import --chunk-size 010: exit $rc: $(cat "$work/err")"
+run "$ccf" db import "$work/zero" "$work/odd.bin" --chunk-size 0 2> "$work/err"
+[ $rc = 1 ] && grep -q "from 1 to" "$work/err" ||
+  fail "import --chunk-size 0: exit $rc: $(cat "$work/err")"
+# An empty --name (an unset variable) is a usage error: it was taken as no name.
+run "$ccf" db import "$files" "$work/odd.bin" --name '' 2> "$work/err"
+[ $rc = 1 ] && grep -q "empty name" "$work/err" || fail "import --name '': exit $rc: $(cat "$work/err")"
+run "$ccf" db export "$files" - --name '' > /dev/null 2> "$work/err"
+[ $rc = 1 ] && grep -q "empty name" "$work/err" || fail "export --name '': exit $rc: $(cat "$work/err")"
 # The largest --chunk-size costs no more memory than the file needs (a 3-byte file took 1 GiB).
 printf 'abc' > "$work/three"
 run bash -c "ulimit -v 300000; exec \"\$0\" db import \"\$1\" \"\$2\" --chunk-size 1073741823" \

@@ -21,6 +21,27 @@ if want errors; then
   expect_error "info of a truncated file" 2 "truncated.ccf" "truncated" -- ccf info truncated.ccf
   expect_error "query of a truncated file" 2 "truncated.ccf" "truncated" -- ccf query truncated.ccf k
   expect_error "remove from a truncated file" 2 "truncated.ccf" "truncated" -- ccf remove truncated.ccf k
+  # A word count one off is a corrupt header, not a truncated file or junk after it.
+  for delta in -1 1; do
+    cp static.ccf words.ccf
+    put_u64 words.ccf 56 $(($(od -An -tu8 -j 56 -N8 static.ccf | tr -d ' ') + delta))
+    expect_error "info of a file whose word count is $delta off" 2 "words.ccf" "word count" \
+      -- ccf info words.ccf
+    grep -qE "junk|truncated" "$work/stderr" && fail "word count $delta off: message" \
+      "a corrupt word count" "$(cat "$work/stderr")"
+  done
+  # An output that is the key file would replace the keys: refused, the keys kept.
+  keys own- 1 100 > own.txt
+  cp own.txt own.orig
+  ln -f own.txt own-link.txt
+  expect_error "build -o of its own -k file" 1 "own.txt" "keys are read from" \
+    -- ccf build -k own.txt -o own.txt
+  expect_error "build -o of a hard link to its -k file" 1 "own-link.txt" -- \
+    ccf build -k own.txt -o own-link.txt
+  rc=0
+  ccf build -o own.txt < own.txt > /dev/null 2> "$work/stderr" || rc=$?
+  check_rc "build -o of the file on standard input" 1 "$rc" "$work/stderr"
+  check_same_file "build -o of its own key file: the keys kept" own.orig own.txt
   head -c 10 static.ccf > tiny.ccf
   expect_error "info of a 10-byte file" 2 "tiny.ccf" -- ccf info tiny.ccf
   : > empty.ccf

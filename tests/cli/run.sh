@@ -92,6 +92,9 @@ if want build; then
   check_le "build -k: false positives among 100000 absent keys (expected FPR $rate)" \
     "$(count_selected a.ccf absent.txt)" "$(fp_limit "$rate" 100000)"
   check_no_temp_files "build" "$work"
+  # An empty filter (--capacity, no keys) has no bits per item to show.
+  ccf build -o empty.ccf --capacity 100 -q < /dev/null
+  check_eq "info of an empty filter: bits per item" "-" "$(info_field empty.ccf 'bits per item')"
 
   # From standard input, without -k and with -k -.
   ccf build -o stdin.ccf -q < keys.txt
