@@ -162,7 +162,7 @@ inline file_header decode_header(const header_bytes& b) {
   const wide static_words = (slots * h.fingerprint_bits + 63) / 64 + 1;
   if (h.word_count > most_words || (!growing && h.word_count != static_words)) {
     throw format_error("ccf: corrupt filter file (word count " + std::to_string(h.word_count) +
-                       " for " + std::to_string(h.num_buckets) + " buckets of " +
+                       " does not match " + std::to_string(h.num_buckets) + " buckets of " +
                        std::to_string(h.slots_per_bucket) + " " +
                        std::to_string(h.fingerprint_bits) + "-bit slots)");
   }
