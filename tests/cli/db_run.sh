@@ -3,8 +3,9 @@
 # stats and compact, import and export byte for byte (a 59,959-line source file, 3 MB of random
 # bytes, an empty file, a file of one 4 KiB block repeated 500 times that must be stored once, a
 # size that is not a multiple of the chunk size, another --chunk-size), several files in one store
-# (--name), export to "-" and refusal to replace a directory, a torn tail recovered, and clear
-# errors (exit 1 or 2 and a message, never a crash) for a garbage log and a missing store, a value
+# (--name), rm of a file and the chunks no other file lists, export to "-" and refusal to replace a
+# directory, a torn tail recovered, and clear errors (exit 1 or 2 and a message, never a crash)
+# for a garbage log and a missing store, a value
 # file too long, and files past the size limit (ulimit -f); keys no store can hold, a /proc file
 # imported whole, a file whose manifest would pass the largest value refused early, and an export
 # whose rename is made durable (its directory synced).
@@ -186,6 +187,34 @@ single="$work/single"
 cmp -s "$work/source.c" "$work/back" || fail "export of the only file differs"
 "$ccf" db compact "$single" || fail "compact of an imported store"
 "$ccf" db export "$single" - | cmp -s "$work/source.c" - || fail "export after compact differs"
+
+# ---- rm: a file, and the chunks no other file lists ----
+shared="$work/shared"
+head -c 100000 /dev/urandom > "$work/a.bin"
+{ cat "$work/a.bin"; head -c 50000 /dev/urandom; } > "$work/b.bin"  # a.bin's 24 full chunks, then others
+"$ccf" db import "$shared" "$work/a.bin" 2> /dev/null
+"$ccf" db import "$shared" "$work/b.bin" 2> /dev/null
+orphan=c:0123456789abcdef0123456789abcdef
+"$ccf" db put "$shared" "$orphan" "a chunk a killed import left"
+"$ccf" db put "$shared" c:not-a-chunk "a key of the user's"
+keys_before=$(stat_of "$shared" keys)
+run "$ccf" db rm "$shared" a.bin 2> "$work/err"
+[ $rc = 0 ] && grep -q "removed 'a.bin' and 2 chunks" "$work/err" ||
+  fail "rm a.bin: exit $rc: $(cat "$work/err")"
+# Its manifest, its last chunk (the only one b.bin does not share) and the unlisted chunk went.
+[ "$(stat_of "$shared" keys)" = $((keys_before - 3)) ] ||
+  fail "rm a.bin: keys $keys_before -> $(stat_of "$shared" keys), want 3 fewer"
+"$ccf" db export "$shared" - --name b.bin | cmp -s "$work/b.bin" - || fail "export after rm differs"
+run "$ccf" db get "$shared" "$orphan" > /dev/null
+[ $rc = 1 ] || fail "rm left the unlisted chunk $orphan"
+[ "$("$ccf" db get "$shared" c:not-a-chunk)" = "a key of the user's" ] ||
+  fail "rm removed a key that is no chunk key"
+run "$ccf" db rm "$shared" a.bin 2> "$work/err"
+[ $rc = 1 ] && grep -q "no file 'a.bin'" "$work/err" || fail "rm of a removed file: exit $rc"
+run "$ccf" db rm "$shared" 2> /dev/null
+[ $rc = 1 ] || fail "rm without a name: exit $rc (want 1)"
+"$ccf" db rm "$shared" b.bin 2> /dev/null || fail "rm b.bin: exit $?"
+[ "$(stat_of "$shared" keys)" = 1 ] || fail "rm of every file: $(stat_of "$shared" keys) keys left, want 1"
 
 # ---- recovery and errors ----
 printf '\0\0\0\0\0\0\0\0garbage tail' >> "$db/log"
