@@ -7,7 +7,7 @@
 //   ccf db compact DB
 //   ccf db import DB FILE [--name N] [--chunk-size B]   (FILE "-": standard input, with --name)
 //   ccf db export DB OUT [--name N]
-//   ccf db rm DB NAME              the file, and the chunks no other file lists
+//   ccf db rm DB NAME | --unlisted the file, and the chunks no other file lists
 //   ccf db --recover ...           open a store whose log is damaged in the middle (see below)
 //
 // import stores FILE as chunks of B bytes (default 4096) keyed by their content hash
@@ -327,29 +327,43 @@ bool is_chunk_key(std::string_view key) {
           std::all_of(rest.begin() + 1, rest.end(), [](char c) { return c >= '0' && c <= '9'; }));
 }
 
-/// Removes the imported file `name`, then every chunk key that no manifest lists: the file's own
-/// chunks that no other file shares, and those an import that failed or was killed left behind. The manifest goes first, so a command killed meanwhile
-/// leaves only unlisted chunks, which the next rm frees. `compact` then gives the space back.
+/// Removes the imported file `name` ("" for none), then every chunk key that no manifest lists:
+/// the file's own chunks that no other file shares, and those an import that failed or was killed
+/// left behind. Every other manifest is read first: one that cannot be read (damaged, or a key of
+/// the user's under "m:") stops the command before it changes anything, as its chunks are not
+/// known. The manifest goes first, then the chunks, so a command killed meanwhile leaves only
+/// unlisted chunks, which the next rm frees. `compact` then gives the space back.
 int cmd_rm(const std::string& dir, const std::string& name, bool recover) {
   auto s = open_store(dir, false, recover);
-  if (!s->erase("m:" + name)) throw cli_error(1, "no file '" + name + "' in the store");
+  if (!name.empty() && !s->contains("m:" + name))
+    throw cli_error(1, "no file '" + name + "' in the store");
   std::unordered_set<std::string> listed;
   std::vector<std::string> chunks;
   s->for_each([&](std::string_view k, std::string_view v) {
-    if (k.starts_with("m:")) {
-      for (std::string& c : decode(std::string(k.substr(2)), std::string(v)).chunks)
-        listed.insert(std::move(c));
+    if (k.starts_with("m:") && k.substr(2) != name) {
+      try {
+        for (std::string& c : decode(std::string(k.substr(2)), std::string(v)).chunks)
+          listed.insert(std::move(c));
+      } catch (const cli_error& e) {
+        throw cli_error(2, e.what() + std::string("; nothing was removed (its chunks are not "
+                                                  "known: remove it with `ccf db del` first)"));
+      }
     } else if (is_chunk_key(k)) {
       chunks.emplace_back(k);
     }
   });
+  if (!name.empty()) s->erase("m:" + name);
   std::size_t freed = 0;
   for (const std::string& k : chunks) {
     if (!listed.contains(k)) freed += s->erase(k) ? 1 : 0;
   }
   s->close();
-  std::fprintf(stderr, "ccf: removed '%s' and %zu chunks no other file lists\n", name.c_str(),
-               freed);
+  if (name.empty()) {
+    std::fprintf(stderr, "ccf: removed %zu chunks no file lists\n", freed);
+  } else {
+    std::fprintf(stderr, "ccf: removed '%s' and %zu chunks no other file lists\n", name.c_str(),
+                 freed);
+  }
   return 0;
 }
 
@@ -432,7 +446,10 @@ CLI::App* add_db_commands(CLI::App& app, db_args& a) {
   auto* rm = db->add_subcommand(
       "rm", "remove an imported file, and the chunks no other imported file lists");
   rm->add_option("db", a.dir, "store directory")->required();
-  rm->add_option("name", a.name, "the imported file's name")->required()->check(not_empty_name);
+  auto* rm_name = rm->add_option("name", a.name, "the imported file's name")->check(not_empty_name);
+  auto* unlisted = rm->add_flag("--unlisted", a.unlisted,
+                                "no file: only the chunks no file lists (a failed import's)");
+  unlisted->excludes(rm_name);
   for (CLI::App* c : db->get_subcommands({}))
     c->fallthrough();  // --recover after the subcommand too
   return db;
@@ -443,7 +460,11 @@ int run_db_command(CLI::App& db, const db_args& a) {
   if (cmd == "import") return cmd_import(a.dir, a.file, a.name, a.chunk_size, a.recover);
   if (cmd == "export") return cmd_export(a.dir, a.file, a.name, a.recover);
   if (cmd == "stats") return cmd_stats(a.dir, a.recover);
-  if (cmd == "rm") return cmd_rm(a.dir, a.name, a.recover);
+  if (cmd == "rm") {
+    if (!a.unlisted && a.name.empty())
+      throw std::invalid_argument("db rm needs the imported file's NAME, or --unlisted");
+    return cmd_rm(a.dir, a.name, a.recover);
+  }
   // A key no store can hold is refused before the store is opened: a put created the store
   // first, and a get exited 1 with no message, as for an absent key.
   if ((cmd == "put" || cmd == "get" || cmd == "del") &&

@@ -16,6 +16,7 @@ struct db_args {
   std::string dir, key, value, value_file, file, name;
   std::size_t chunk_size = 4096;
   bool recover = false;
+  bool unlisted = false;  // db rm --unlisted
 };
 
 /// Adds `db` and its subcommands to the tool; returns the `db` command.

@@ -462,7 +462,8 @@ class py_filter {
       throw py::value_error("ccf: apply_many: op " + std::to_string(i) + " is '" + name +
                             "', not 'contains', 'add' or 'remove'; no op ran");
     }
-    if (!PyIndex_Check(op.ptr()) || PyBool_Check(op.ptr())) {
+    if (!PyIndex_Check(op.ptr()) || PyBool_Check(op.ptr()) ||
+        item_hasher::is_numpy_bool(op.ptr())) {
       throw py::type_error(std::string("ccf: apply_many: an op is ccf.CONTAINS, ccf.ADD, "
                                        "ccf.REMOVE or its name, not ") +
                            Py_TYPE(op.ptr())->tp_name);
@@ -481,6 +482,14 @@ class py_filter {
                           ", not ccf.CONTAINS (0), ccf.ADD (1) or ccf.REMOVE (2); no op ran");
   }
   static constexpr std::array<const char*, 3> op_names{"contains", "add", "remove"};
+  /// An op code of an array that became bad after the check: std::invalid_argument, a ValueError
+  /// once the GIL is back, thrown when the ops before op i have run.
+  [[noreturn]] static void changed_op(std::size_t i, std::uint8_t code) {
+    throw std::invalid_argument("ccf: apply_many: op " + std::to_string(i) + " became " +
+                                std::to_string(code) +
+                                " while the stream ran (the ops array changed); the ops before "
+                                "it ran");
+  }
 
   /// Runs apply_many's ops in chunks (the GIL released for a concurrent filter), the items
   /// `values` hashed already or hashed chunk by chunk; false when a signal's handler raised
@@ -498,9 +507,18 @@ class py_filter {
         hasher_.u64s(h, m, hashes.data());
         h = hashes.data();
       }
-      for (std::size_t j = 0; j < m; ++j)
-        batch[j] = {static_cast<ccf::operation_kind>(codes[i + j]), h[j]};
-      f_.apply_many_hashes(std::span(batch.data(), m), std::span(out + i, m));
+      // Each code is checked again as it is copied: an array may have changed since (an items
+      // generator, another thread, a signal handler); the ops before a bad one run, then it
+      // throws.
+      std::size_t good = 0;
+      std::uint8_t code = 0;
+      for (; good < m; ++good) {
+        code = codes[i + good];
+        if (code > static_cast<std::uint8_t>(ccf::operation_kind::erase)) break;
+        batch[good] = {static_cast<ccf::operation_kind>(code), h[good]};
+      }
+      f_.apply_many_hashes(std::span(batch.data(), good), std::span(out + i, good));
+      if (good < m) changed_op(i + good, code);
       if (chunk % signal_chunks == 0 && i + m < n && g.interrupted()) return false;
     }
     return true;

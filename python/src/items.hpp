@@ -84,6 +84,9 @@ class item_hasher {
   /// waits holding the GIL that the import needs.
   static void import_numpy() { numpy(); }
 
+  /// Whether `o` is a numpy bool scalar (an int to numpy, not an op code to apply_many).
+  static bool is_numpy_bool(PyObject* o) { return is_instance(o, numpy().boolean); }
+
   /// TypeError for a numpy masked array, whose mask a batch or a buffer item would ignore.
   static void refuse_masked(PyObject* o) {
     if (!is_instance(o, numpy().masked)) return;

@@ -121,6 +121,7 @@ def test_result_has_the_items_shape():
         ([ccf.ADD, 2**70, ccf.ADD], ValueError, "op 1 is"),
         (["add", "insert", "add"], ValueError, "op 1 is 'insert'"),
         ([ccf.ADD, True, ccf.ADD], TypeError, "not bool"),
+        ([ccf.ADD, np.bool_(True), ccf.ADD], TypeError, "not numpy.bool_"),
         ([ccf.ADD, 1.0, ccf.ADD], TypeError, "not float"),
         ([ccf.ADD, None, ccf.ADD], TypeError, "not NoneType"),
         (np.array([1, 1, 7], dtype=np.uint8), ValueError, "op 2 is 7"),
@@ -155,7 +156,7 @@ def test_bad_items_run_nothing():
     assert len(f) == 0
 
 
-def test_ops_and_items_arrays_used_in_place():
+def test_arrays_are_read_as_they_are_at_each_call():
     f = ccf.CuckooFilter(1000)
     ops = np.array([ccf.ADD, ccf.CONTAINS], dtype=np.uint8)
     items = np.array([4, 4], dtype=np.uint64)
@@ -164,6 +165,26 @@ def test_ops_and_items_arrays_used_in_place():
     items[:] = 5
     assert f.apply_many(ops, items).tolist() == [True, True]
     assert len(f) == 1 and 4 in f and 5 not in f
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_an_ops_array_changed_during_the_call_stops_it_at_that_op(concurrent):
+    # An items generator (read after the ops were checked) makes op 20,000 bad: the ops before it
+    # ran, and the error names it by its place in the whole stream (past the first chunk).
+    n = 40_000
+    f = ccf.CuckooFilter(100_000, concurrent=concurrent)
+    ops = np.full(n, ccf.ADD, dtype=np.uint8)
+
+    def items():
+        for i in range(n):
+            if i == n - 1:
+                ops[20_000] = 9
+            yield i
+
+    with pytest.raises(ValueError, match="op 20000 became 9"):
+        f.apply_many(ops, items())
+    assert len(f) == 20_000
+    assert f.contains_many(np.arange(20_000, dtype=np.uint64)).all()
 
 
 def test_concurrent_apply_many_overlaps_and_loses_nothing():

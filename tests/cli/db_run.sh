@@ -196,14 +196,26 @@ head -c 100000 /dev/urandom > "$work/a.bin"
 "$ccf" db import "$shared" "$work/b.bin" 2> /dev/null
 orphan=c:0123456789abcdef0123456789abcdef
 "$ccf" db put "$shared" "$orphan" "a chunk a killed import left"
-"$ccf" db put "$shared" c:not-a-chunk "a key of the user's"
+"$ccf" db put "$shared" "$orphan:1" "a chunk with a collision suffix"
+for k in c:not-a-chunk "$orphan:x" c:0123456789ABCDEF0123456789ABCDEF; do
+  "$ccf" db put "$shared" "$k" "a key of the user's"
+done
+# A key under m: that is no manifest: rm stops before it changes anything (its chunks unknown).
+"$ccf" db put "$shared" m:notes "hello"
 keys_before=$(stat_of "$shared" keys)
 run "$ccf" db rm "$shared" a.bin 2> "$work/err"
-[ $rc = 0 ] && grep -q "removed 'a.bin' and 2 chunks" "$work/err" ||
+[ $rc = 2 ] && grep -q "'notes'.*nothing was removed" "$work/err" ||
+  fail "rm beside a key m:notes that is no manifest: exit $rc: $(cat "$work/err")"
+[ "$(stat_of "$shared" keys)" = "$keys_before" ] || fail "a refused rm changed the store"
+"$ccf" db del "$shared" m:notes
+keys_before=$(stat_of "$shared" keys)
+run "$ccf" db rm "$shared" a.bin 2> "$work/err"
+[ $rc = 0 ] && grep -q "removed 'a.bin' and 3 chunks" "$work/err" ||
   fail "rm a.bin: exit $rc: $(cat "$work/err")"
-# Its manifest, its last chunk (the only one b.bin does not share) and the unlisted chunk went.
-[ "$(stat_of "$shared" keys)" = $((keys_before - 3)) ] ||
-  fail "rm a.bin: keys $keys_before -> $(stat_of "$shared" keys), want 3 fewer"
+# Its manifest, its last chunk (the only one b.bin does not share) and the two unlisted chunks
+# went; the keys that only look like chunk keys stayed.
+[ "$(stat_of "$shared" keys)" = $((keys_before - 4)) ] ||
+  fail "rm a.bin: keys $keys_before -> $(stat_of "$shared" keys), want 4 fewer"
 "$ccf" db export "$shared" - --name b.bin | cmp -s "$work/b.bin" - || fail "export after rm differs"
 run "$ccf" db get "$shared" "$orphan" > /dev/null
 [ $rc = 1 ] || fail "rm left the unlisted chunk $orphan"
@@ -214,7 +226,14 @@ run "$ccf" db rm "$shared" a.bin 2> "$work/err"
 run "$ccf" db rm "$shared" 2> /dev/null
 [ $rc = 1 ] || fail "rm without a name: exit $rc (want 1)"
 "$ccf" db rm "$shared" b.bin 2> /dev/null || fail "rm b.bin: exit $?"
-[ "$(stat_of "$shared" keys)" = 1 ] || fail "rm of every file: $(stat_of "$shared" keys) keys left, want 1"
+[ "$(stat_of "$shared" keys)" = 3 ] || fail "rm of every file: $(stat_of "$shared" keys) keys left, want 3"
+# With no file left, --unlisted frees what a failed import left.
+"$ccf" db put "$shared" "$orphan" "another chunk a killed import left"
+run "$ccf" db rm "$shared" --unlisted 2> "$work/err"
+[ $rc = 0 ] && grep -q "removed 1 chunks" "$work/err" && [ "$(stat_of "$shared" keys)" = 3 ] ||
+  fail "rm --unlisted: exit $rc: $(cat "$work/err")"
+run "$ccf" db rm "$shared" --unlisted b.bin 2> /dev/null
+[ $rc = 1 ] || fail "rm --unlisted NAME: exit $rc (want 1)"
 
 # ---- recovery and errors ----
 printf '\0\0\0\0\0\0\0\0garbage tail' >> "$db/log"
