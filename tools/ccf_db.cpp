@@ -340,7 +340,7 @@ int cmd_rm(const std::string& dir, const std::string& name, bool recover) {
   std::unordered_set<std::string> listed;
   std::vector<std::string> chunks;
   s->for_each([&](std::string_view k, std::string_view v) {
-    if (k.starts_with("m:") && k.substr(2) != name) {
+    if (k.starts_with("m:") && (name.empty() || k.substr(2) != name)) {
       try {
         for (std::string& c : decode(std::string(k.substr(2)), std::string(v)).chunks)
           listed.insert(std::move(c));
