@@ -64,6 +64,9 @@ struct key_args {
   std::vector<std::string> keys;
   std::string path;
   bool null_separated = false;
+
+  /// Whether the file of keys is standard input (no -k, or -k -).
+  bool standard_input() const noexcept { return path.empty() || path == "-"; }
 };
 
 /// A file descriptor closed on scope exit.
@@ -95,7 +98,7 @@ std::uint64_t for_each_key(const key_args& a, const char* what, OnKey&& on_key,
     }
   }
   if (a.path.empty() && !a.keys.empty()) return n;
-  const bool standard_input = a.path.empty() || a.path == "-";
+  const bool standard_input = a.standard_input();
   const std::string name = standard_input ? "standard input" : a.path;
   fd_holder fd(standard_input ? STDIN_FILENO : ::open(a.path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) throw cli_error(2, "cannot open '" + name + "': " + errno_text());
@@ -337,7 +340,7 @@ void describe(const ccf::runtime_filter& f, const std::string& path, const std::
 /// would replace the keys it was built from.
 void refuse_output_over_keys(const build_args& a) {
   if (a.out == "-") return;
-  const bool standard_input = a.in.path.empty() || a.in.path == "-";
+  const bool standard_input = a.in.standard_input();
   struct stat keys {};
   struct stat out {};
   const int found =
@@ -354,7 +357,7 @@ int cmd_build(const build_args& a) {
   refuse_output_over_keys(a);
   std::uint64_t keys = 0;
   const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "build", a.seed, a.grow, keys);
-  const bool standard_input = a.in.path.empty() || a.in.path == "-";
+  const bool standard_input = a.in.standard_input();
   const std::string from = standard_input ? "on standard input" : "in '" + a.in.path + "'";
   if (hashes.empty() && a.capacity == 0) throw cli_error(2, "no keys " + from);
   const std::size_t n = a.capacity != 0 ? a.capacity : hashes.size();

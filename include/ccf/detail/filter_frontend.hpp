@@ -295,11 +295,8 @@ class basic_filter {
                          " is more than its " + std::to_string(h.num_buckets * slots_per_bucket) +
                          " slots)");
     }
-    using canonical = canonical_table<typename Engine::layout_type>;
-    if (h.word_count != canonical::words(static_cast<std::size_t>(h.num_buckets))) {
-      throw format_error("ccf: corrupt filter file (word count " + std::to_string(h.word_count) +
-                         " does not match " + std::to_string(h.num_buckets) + " buckets)");
-    }
+    // The word count is the packed table's of these bits, slots and buckets: decode_header
+    // checked it for every static file (the canonical form of every layout).
     if (h.max_kicks > Engine::max_max_kicks) {
       throw format_error("ccf: corrupt filter file (max kicks " + std::to_string(h.max_kicks) +
                          " is more than " + std::to_string(Engine::max_max_kicks) + ")");

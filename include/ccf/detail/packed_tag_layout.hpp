@@ -42,6 +42,14 @@ constexpr bool is_filter_width(unsigned bits) noexcept {
   return bits == 4 || bits == 8 || bits == 12 || bits == 16 || bits == 32;
 }
 
+/// 64-bit words of a table of bit-packed tags, `buckets` x `slots` of `bits` bits, and a spare
+/// word: packed_tag_layout's table, and the table of every static filter's file. `Int` is
+/// std::size_t, or a wider type for the fields of a header not checked yet.
+template <class Int>
+constexpr Int packed_words(Int buckets, Int slots, Int bits) noexcept {
+  return (buckets * slots * bits + 63) / 64 + 1;
+}
+
 template <unsigned Bits, unsigned Slots>
 struct packed_tag_layout {
   static_assert(Bits >= 2 && Bits <= 32, "slots of 2 to 32 bits");
@@ -78,7 +86,7 @@ struct packed_tag_layout {
 
   /// 64-bit words for `num_buckets` buckets, including the spare word at the end.
   static constexpr std::size_t words_for(std::size_t num_buckets) noexcept {
-    return (num_buckets * chunks * chunk_bits + 63) / 64 + 1;
+    return packed_words<std::size_t>(num_buckets, Slots, Bits);
   }
   /// The first word of bucket i (for prefetching).
   static constexpr std::size_t first_word(std::size_t i) noexcept {

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "ccf/detail/indexer.hpp"
+#include "ccf/detail/packed_tag_layout.hpp"
 #include "ccf/detail/sizing.hpp"
 #include "ccf/hash.hpp"
 
@@ -155,11 +156,12 @@ inline file_header decode_header(const header_bytes& b) {
   const wide slots = static_cast<wide>(h.num_buckets) * h.slots_per_bucket;
   const wide most_words =
       (slots * std::max<std::uint32_t>(h.fingerprint_bits, 1) + 63) / 64 + slots + 64;
-  // A static filter's table is exactly its bit-packed tags and the spare word
-  // (packed_tag_layout::words_for): a word count off by one is a corrupt header, which the size
-  // check would otherwise report as a truncated file or junk after the filter.
+  // A static filter's table is exactly its bit-packed tags and the spare word (the canonical
+  // form of every layout): a word count off by one is a corrupt header, which the size check
+  // would otherwise report as a truncated file or junk after the filter.
   const bool growing = h.alternate == static_cast<std::uint32_t>(alternate_kind::growing);
-  const wide static_words = (slots * h.fingerprint_bits + 63) / 64 + 1;
+  const wide static_words =
+      packed_words<wide>(h.num_buckets, h.slots_per_bucket, h.fingerprint_bits);
   if (h.word_count > most_words || (!growing && h.word_count != static_words)) {
     throw format_error("ccf: corrupt filter file (word count " + std::to_string(h.word_count) +
                        " does not match " + std::to_string(h.num_buckets) + " buckets of " +
