@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -539,8 +540,13 @@ CLI::Validator fpr_range() {
   const std::string bounds = text_of(min_fpr) + " to " + text_of(max_fpr);
   return CLI::Validator(
       [bounds](std::string& text) -> std::string {
+        // The whole text a decimal number, as unsigned_error asks of integers: no space around
+        // it (strtod, under CLI11's own conversion, skips leading white space).
         double value = 0;
-        if (CLI::detail::lexical_cast(text, value) && value >= min_fpr && value <= max_fpr) {
+        const char* last = text.data() + text.size();
+        const auto [end, ec] = std::from_chars(text.data(), last, value);
+        if (!text.empty() && end == last && ec == std::errc() && value >= min_fpr &&
+            value <= max_fpr) {
           return "";
         }
         return "'" + text + "' is not a false-positive rate from " + bounds;
