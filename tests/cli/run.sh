@@ -158,6 +158,17 @@ if want build; then
     expect_error "build --fpr $rate (out of range)" 1 "--fpr" "$rate" "1e-09" "0.5" -- \
       ccf build -k keys.txt -o bad.ccf --fpr "$rate"
   done
+  # A growing filter keeps its rate for 16 doublings, which it cannot below about 3.2e-8.
+  expect_error "build --grow --fpr 1e-9" 1 "growing filter" "at best" -- \
+    ccf build -k keys.txt -o bad.ccf --grow --fpr 1e-9
+  # A capacity past the machine's memory is a bad value, refused before anything is allocated;
+  # memory refused while the tool runs is an error, exit 2.
+  expect_error "build --capacity 10^13" 1 "more than this machine's" -- \
+    ccf build -k keys.txt -o bad.ccf --capacity 10000000000000
+  if memory_limit_works; then
+    expect_error "build --capacity 10^9 within 64 MiB of memory" 2 "out of memory" -- \
+      with_memory_limit 65536 "$ccf_bin" build -k keys.txt -o bad.ccf --capacity 1000000000
+  fi
   expect_status "build without -o" 1 ccf build -k keys.txt
   expect_status "build with an unknown option" 1 ccf build -k keys.txt -o bad.ccf --frobnicate
   [ ! -e bad.ccf ] || fail "build usage errors" "no file written" "bad.ccf exists"
