@@ -450,8 +450,10 @@ CLI::App* add_db_commands(CLI::App& app, db_args& a) {
   auto* unlisted = rm->add_flag("--unlisted", a.unlisted,
                                 "no file: only the chunks no file lists (a failed import's)");
   unlisted->excludes(rm_name);
-  for (CLI::App* c : db->get_subcommands({}))
-    c->fallthrough();  // --recover after the subcommand too
+  for (CLI::App* c : db->get_subcommands({})) {
+    c->fallthrough();  // --recover after the subcommand too, and its help says so
+    c->footer("--recover: open a store whose log is damaged in the middle (ccf db --help)");
+  }
   return db;
 }
 

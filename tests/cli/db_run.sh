@@ -55,6 +55,12 @@ run "$ccf" db get "$db" alpha > "$work/out"
 run "$ccf" db del "$db" alpha
 [ $rc = 1 ] || fail "del of an absent key: exit $rc (want 1)"
 
+# --recover is an option of `ccf db`, given before or after the subcommand: every subcommand's
+# help names it.
+for cmd in put get del stats compact import export rm; do
+  "$ccf" db "$cmd" --help | grep -q -- "--recover" || fail "ccf db $cmd --help does not name --recover"
+done
+
 "$ccf" db stats "$db" > "$work/stats" || fail "stats: exit $?"
 grep -Eq '^keys +2$' "$work/stats" || fail "stats: keys (want 2): $(cat "$work/stats")"
 grep -Eq '^log bytes +[0-9]+$' "$work/stats" || fail "stats: no log bytes line"
