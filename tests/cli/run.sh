@@ -149,11 +149,12 @@ if want build; then
   expect_status "build --slots 3" 1 ccf build -k keys.txt -o bad.ccf --slots 3
   expect_status "build --fpr with --bits" 1 ccf build -k keys.txt -o bad.ccf --fpr 0.01 --bits 8
   expect_status "build --fpr 2 (not a rate)" 1 ccf build -k keys.txt -o bad.ccf --fpr 2
-  # A rate out of range: the message gives the bounds --help shows (1e-09 to 0.5).
-  # Not a number as a whole, as for the integer options: space around it, junk after it.
+  # Not a decimal number as a whole, as for the integer options: space around it, junk after it.
   for rate in ' 0.001' '0.001 ' 0.001x 0x1p-10 nan inf ''; do
-    expect_status "build --fpr '$rate' (not a decimal rate)" 1 ccf build -k keys.txt -o bad.ccf --fpr "$rate"
+    expect_status "build --fpr '$rate' (not a decimal rate)" 1 \
+      ccf build -k keys.txt -o bad.ccf --fpr "$rate"
   done
+  # A rate out of range: the message gives the bounds --help shows (1e-09 to 0.5).
   for rate in 1e-10 0.6; do
     expect_error "build --fpr $rate (out of range)" 1 "--fpr" "$rate" "1e-09" "0.5" -- \
       ccf build -k keys.txt -o bad.ccf --fpr "$rate"
