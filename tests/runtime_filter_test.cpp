@@ -227,6 +227,29 @@ TEST(runtime_filter_errors, unsupported_layouts_throw_invalid_argument_with_a_me
   EXPECT_NE(construction_error({.capacity = 10, .kind = static_cast<filter_kind>(7)}), "");
 }
 
+TEST(runtime_filter_errors, a_short_output_span_names_the_member_called) {
+  // contains_many_hashes's error named contains_many.
+  const auto error_of = [](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  for (const filter_config& c :
+       {filter_config::for_rate(1000, 0.01), filter_config::growing_for_rate(100, 0.001)}) {
+    const runtime_filter f(c);
+    const std::vector<std::string_view> keys{"a", "b", "c"};
+    const std::vector<std::uint64_t> hashes{1, 2, 3};
+    bool found[2] = {};
+    const std::string by_key = error_of([&] { f.contains_many(keys, found); });
+    const std::string by_hash = error_of([&] { f.contains_many_hashes(hashes, found); });
+    EXPECT_NE(by_key.find("ccf: contains_many needs"), std::string::npos) << by_key;
+    EXPECT_NE(by_hash.find("ccf: contains_many_hashes needs"), std::string::npos) << by_hash;
+  }
+}
+
 TEST(runtime_filter, a_moved_from_filter_is_an_empty_filter_of_its_shape) {
   // size() of a moved-from runtime filter crashed on its null model.
   static_assert(std::is_nothrow_move_constructible_v<runtime_filter> &&

@@ -303,7 +303,7 @@ class basic_growing_filter {
   }
   std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
                                    std::span<bool> found) const {
-    check_output_size("contains_many", hashes.size(), found.size());
+    check_output_size("contains_many_hashes", hashes.size(), found.size());
     std::size_t hits = 0;
     for (std::size_t i = 0; i < hashes.size(); ++i)
       hits += (found[i] = model_->contains(hashes[i])) ? 1 : 0;

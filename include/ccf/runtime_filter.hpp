@@ -327,6 +327,7 @@ class basic_runtime_filter {
     return impl_->insert_many_hashes(hashes);
   }
   std::size_t contains_many(std::span<const std::string_view> keys, std::span<bool> found) const {
+    detail::check_output_size("contains_many", keys.size(), found.size());  // before hashing
     return impl_->contains_many_hashes(hashes_of(keys), found);
   }
   std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
@@ -367,7 +368,7 @@ class basic_runtime_filter {
   /// The table's bytes.
   std::size_t size_in_bytes() const noexcept { return impl_->size_in_bytes(); }
   /// Every byte it holds: the table, and for a small growing filter the hashes it keeps.
-  std::size_t memory_in_bytes() const noexcept { return impl_->memory_in_bytes(); }
+  std::size_t memory_in_bytes() const { return impl_->memory_in_bytes(); }
   std::size_t size_in_tags() const noexcept { return num_buckets() * slots_; }
   std::size_t chunks() const noexcept { return impl_->chunks(); }
   std::size_t max_kicks() const noexcept { return impl_->max_kicks(); }

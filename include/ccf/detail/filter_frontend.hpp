@@ -179,7 +179,7 @@ class basic_filter {
   /// contains_many for keys given by their hashes.
   std::size_t contains_many_hashes(std::span<const std::uint64_t> hashes,
                                    std::span<bool> found) const {
-    check_output_size("contains_many", hashes.size(), found.size());
+    check_output_size("contains_many_hashes", hashes.size(), found.size());
     return batch_lookup(
         engine_, hashes.size(), [&](std::size_t k) { return locate_hash(hashes[k]); },
         [&](std::size_t i, bool hit) { found[i] = hit; });

@@ -41,7 +41,7 @@ class runtime_model {
   virtual std::size_t capacity() const noexcept = 0;
   virtual std::size_t num_buckets() const noexcept = 0;
   virtual std::size_t size_in_bytes() const noexcept = 0;
-  virtual std::size_t memory_in_bytes() const noexcept { return size_in_bytes(); }
+  virtual std::size_t memory_in_bytes() const { return size_in_bytes(); }
   virtual std::size_t chunks() const noexcept = 0;
   virtual std::size_t max_kicks() const noexcept = 0;
   virtual std::size_t relocations() const noexcept = 0;
@@ -128,7 +128,7 @@ class growing_runtime_model final
   std::size_t max_kicks() const noexcept override { return growing_max_kicks; }
   std::size_t relocations() const noexcept override { return 0; }
   bool growing() const noexcept override { return true; }
-  std::size_t memory_in_bytes() const noexcept override { return this->f_.memory_in_bytes(); }
+  std::size_t memory_in_bytes() const override { return this->f_.memory_in_bytes(); }
   unsigned doublings() const noexcept override { return this->f_.doublings(); }
   double fpr_bound() const override { return this->f_.fpr_bound(); }
 };
