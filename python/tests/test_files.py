@@ -299,9 +299,11 @@ sys.stdout.buffer.write(bytes(f))
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="acting as another user needs root")
 @pytest.mark.parametrize("concurrent", [True, False])
-def test_a_file_that_cannot_be_renamed_over_is_written_in_place(concurrent):
-    # Another user's file in a sticky directory (as /tmp is) may be written but not renamed
-    # over: the save, which renamed its new file over the target, failed with EPERM.
+@pytest.mark.parametrize("directory_mode", [0o1777, 0o755])
+def test_a_file_that_cannot_be_replaced_is_written_in_place(concurrent, directory_mode):
+    # Another user's file in a sticky directory (as /tmp is, 1777) may be written but not renamed
+    # over: the save, which renamed its new file over the target, failed with EPERM. In a
+    # directory the user may not write (755), the temporary file cannot be made (EACCES).
     import shutil
     import tempfile
 
@@ -312,7 +314,7 @@ def test_a_file_that_cannot_be_renamed_over_is_written_in_place(concurrent):
         shutil.copytree(pathlib.Path(ccf.__file__).parent, package / "ccf")
         for place in [package, *package.rglob("*")]:
             os.chmod(place, 0o755)
-        os.chmod(shared, 0o1777)
+        os.chmod(shared, directory_mode)
         path = shared / "f.ccf"
         filled("static").save(path)
         os.chmod(path, 0o666)  # root's file, which every user may write
