@@ -1,7 +1,8 @@
 // Threads that cannot be started (pthread_create failing with EAGAIN, as at a process's thread
 // limit): a bulk build throws instead of hanging, and a growing filter's doubling or bulk insert
 // goes on with the threads it has. Threads that fail while they work (an allocation refused): a
-// bulk build rethrows once every thread has stopped, keeping what went in. This executable
+// bulk build rethrows once every thread has stopped, keeping what went in; a batched insert
+// (insert_many) takes back every key it placed before it rethrows. This executable
 // replaces pthread_create and operator new with ones that fail on request, so it is not among
 // the sanitizer builds (whose runtimes intercept them themselves).
 #include <gtest/gtest.h>
@@ -22,8 +23,10 @@
 #include <thread>
 #include <vector>
 
+#include "ccf/concurrent_cuckoo_filter.hpp"
 #include "ccf/cuckoo_filter.hpp"
 #include "ccf/growing_cuckoo_filter.hpp"
+#include "ccf/lockfree_cuckoo_filter.hpp"
 #include "filter_types.hpp"
 
 namespace {
@@ -31,10 +34,15 @@ namespace {
 std::atomic<long> threads_allowed{1L << 40};
 /// An allocation of exactly this many bytes throws std::bad_alloc (0: none does).
 std::atomic<std::size_t> refused_size{0};
+/// The next allocation of at least this many bytes throws std::bad_alloc, once (0: none does).
+std::atomic<std::size_t> refused_once_from{0};
 }  // namespace
 
 void* operator new(std::size_t n) {
   if (n != 0 && n == refused_size.load(std::memory_order_relaxed)) throw std::bad_alloc();
+  std::size_t from = refused_once_from.load(std::memory_order_relaxed);
+  if (from != 0 && n >= from && refused_once_from.compare_exchange_strong(from, 0))
+    throw std::bad_alloc();
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
@@ -76,6 +84,7 @@ class thread_failure : public ::testing::Test {
   void TearDown() override {
     threads_allowed = 1L << 40;
     refused_size = 0;
+    refused_once_from = 0;
     done_ = true;
     watchdog_.join();
   }
@@ -159,6 +168,83 @@ TEST_F(thread_failure, a_growing_bulk_insert_runs_the_shares_no_thread_took) {
     EXPECT_EQ(f.size(), keys.size());
     for (const u64 k : keys)
       ASSERT_TRUE(f.contains(k));
+  }
+}
+
+// ---- batched inserts that throw take back what they placed ----
+
+template <class F>
+class batch_failure : public thread_failure {};
+using batch_filters = ::testing::Types<ccf::cuckoo_filter<u64>, ccf::concurrent_cuckoo_filter<u64>,
+                                       ccf::lockfree_cuckoo_filter<u64>>;
+TYPED_TEST_SUITE(batch_failure, batch_filters);
+
+/// The bytes of a path-search queue for F's largest max_kicks (a size nothing else allocates).
+template <class F>
+constexpr std::size_t queue_bytes() {
+  using path = ccf::detail::cuckoo_path<typename F::engine_type::slot_type, F::slots_per_bucket>;
+  return (F::engine_type::max_max_kicks + path::roots + F::slots_per_bucket) *
+         sizeof(typename path::node);
+}
+
+/// Fills f one key at a time to `load`, then runs insert_many(batch) on a new thread (whose
+/// path-search queue is not sized yet) with `arm` run there first; expects std::bad_alloc and
+/// that the filter holds what it held before; then, emptied, it takes the whole batch.
+template <class F, class Arm>
+void expect_batch_taken_back(F& f, double load, std::size_t batch_size, Arm arm) {
+  const auto before_keys = make_keys(static_cast<std::size_t>(f.size_in_tags() * load), 21);
+  for (const u64 k : before_keys)
+    ASSERT_TRUE(f.insert(k));
+  const std::size_t before = f.size();
+  const auto batch = make_keys(batch_size, 22);
+  bool threw = false;
+  std::thread([&] {
+    arm();
+    try {
+      f.insert_many(std::span<const u64>(batch));
+    } catch (const std::bad_alloc&) {
+      threw = true;
+    }
+  }).join();
+  refused_size = 0;
+  refused_once_from = 0;
+  ASSERT_TRUE(threw);
+  EXPECT_EQ(f.size(), before) << f.info();
+  // Nothing of the batch stayed behind: erasing the keys before it empties the table.
+  for (const u64 k : before_keys)
+    ASSERT_TRUE(f.erase(k));
+  EXPECT_EQ(f.size(), 0U);
+  EXPECT_EQ(f.contains_many(std::span<const u64>(batch)), 0U);
+  // The filter goes on working.
+  EXPECT_EQ(f.insert_many(std::span<const u64>(batch)), batch.size());
+  EXPECT_EQ(f.contains_many(std::span<const u64>(batch)), batch.size());
+}
+
+TYPED_TEST(batch_failure, a_grouped_batch_whose_bookkeeping_is_refused_takes_back_its_keys) {
+  // A large batch past the table's room: its first refusal allocates the items' offsets (the
+  // first allocation of 256 KiB or more in the batch), and that allocation fails.
+  TypeParam f(600000, 5);
+  ASSERT_GE(f.chunks(), 2U);
+  const std::size_t batch = f.size_in_tags() / 4;
+  ASSERT_GE(batch, ccf::detail::grouped_min_per_chunk * f.chunks());
+  expect_batch_taken_back(f, 0.75, batch, [] { refused_once_from = std::size_t{256} << 10; });
+}
+
+TYPED_TEST(batch_failure, a_batch_whose_thread_cannot_size_its_search_queue_inserts_nothing) {
+  // A thread's path-search queue is sized by its first search: a batch sizes it before its first
+  // insert, and one that cannot throws having placed nothing. Shapes: a grouped batch, a small
+  // one into a table past the caches (prefetched, full-bucket keys deferred), one that fits them.
+  struct shape {
+    std::size_t capacity;
+    double load;
+    bool small_batch;
+  };
+  for (const shape& sh :
+       {shape{600000, 0.75, false}, shape{600000, 0.9, true}, shape{20000, 0.9, true}}) {
+    TypeParam f(sh.capacity, 6, TypeParam::engine_type::max_max_kicks);
+    ASSERT_EQ(f.size_in_bytes() > TypeParam::engine_type::cached_table_bytes, sh.capacity > 100000);
+    expect_batch_taken_back(f, sh.load, sh.small_batch ? 2000 : f.size_in_tags() / 8,
+                            [] { refused_size = queue_bytes<TypeParam>(); });
   }
 }
 

@@ -18,7 +18,8 @@
 // the next starts, so a mixed batch is exactly its calls one at a time with their misses
 // overlapped (a refused insert answers false and the batch goes on).
 //
-// Inserts (batch_insert), strictly in order: exactly items [0, result) end up inserted.
+// Inserts (batch_insert), strictly in order: exactly items [0, result) end up inserted; a batch
+// that throws (memory, the lock-free filter's thread limit) first takes back every item it placed.
 //  * Small batches, or tables of one chunk: each item's buckets are prefetched `window` items
 //    ahead; an item whose two buckets are both full is set aside in a ring of `defer` items while
 //    the buckets its path search will read first are prefetched (prefetch_alternates), and comes
@@ -438,8 +439,9 @@ struct grouped_refusals {
   bool started() const noexcept { return !offsets.empty(); }
   bool skips(std::size_t i) const noexcept { return started() && offsets[i] >= cutoff; }
   void start(std::vector<std::uint32_t> all_offsets) {
+    std::vector<unsigned char> none(all_offsets.size(), 0);  // allocated before anything changes
     offsets = std::move(all_offsets);
-    inserted.assign(offsets.size(), 0);
+    inserted = std::move(none);
   }
   /// Sorted positions [from, to) went in.
   void went_in(std::size_t from, std::size_t to) {
@@ -455,7 +457,8 @@ struct grouped_refusals {
 /// swept into the caches. Until an item is refused (a full table) every item goes in and
 /// nothing else is recorded; the first refusal recovers the offsets and which items went in
 /// (grouped_refusals), so that the items after the cutoff are skipped from then on and taken out
-/// again at the end.
+/// again at the end. When that bookkeeping cannot be allocated, the items of the block that went
+/// in are taken out again and std::bad_alloc propagates.
 template <class Engine, class HashAt>
 std::size_t insert_block_grouped(Engine& engine, std::size_t begin, std::size_t end,
                                  HashAt& hash_at, grouping_scratch& s) {
@@ -488,7 +491,16 @@ std::size_t insert_block_grouped(Engine& engine, std::size_t begin, std::size_t 
         continue;
       }
       if (!r.started()) {  // the first refusal: every item taken before this one went in
-        r.start(offsets_in_chunk_order(indexer, begin, end, hash_at, s));
+        try {
+          r.start(offsets_in_chunk_order(indexer, begin, end, hash_at, s));
+        } catch (...) {  // no memory for the bookkeeping: the block takes back what went in
+          for (std::size_t d = 0; d <= j; ++d) {
+            const std::size_t c_d = chunk_at(d), to_d = d < j ? s.chunk_end[c_d] : i;
+            for (std::size_t k = s.chunk_begin[c_d]; k < to_d; ++k)
+              engine.take_back(indexer.locate(sorted[k]), clears);
+          }
+          throw;
+        }
         for (std::size_t d = 0; d < j; ++d)
           r.went_in(s.chunk_begin[chunk_at(d)], s.chunk_end[chunk_at(d)]);
         r.went_in(from, i);
@@ -518,40 +530,51 @@ constexpr std::size_t insert_block_size(std::size_t n) noexcept {
 
 /// Inserts items [0, n) as if one at a time in order (see the top of this file); hash_at(k) is
 /// item k's hash (called more than once for an item of a grouped block). Returns how many were
-/// inserted: exactly items [0, result).
+/// inserted: exactly items [0, result). When it throws (no memory for its scratch or for a path
+/// search's first queue; the lock-free filter's thread limit), every item it placed is taken
+/// back: the filter holds what it held before.
 template <class Engine, class HashAt>
 std::size_t batch_insert(Engine& engine, std::size_t n, HashAt&& hash_at) {
   const auto& indexer = engine.indexer();
   if (n == 0) return 0;
+  engine.prepare_inserts();                    // from here on an insert does not throw
+  const std::size_t clears = engine.clears();  // a clear from here on takes back for us
   const std::size_t block = insert_block_size(n);
   std::optional<grouping_scratch> scratch;  // allocated by the first grouped block
-  for (std::size_t begin = 0; begin < n;) {
-    const std::size_t end = std::min(n, begin + block);
-    const double load =
-        static_cast<double>(engine.size()) / static_cast<double>(engine.size_in_tags());
-    auto in_order_from = [&](std::size_t from, std::size_t to) {
-      return insert_in_order(engine, to - from,
-                             [&](std::size_t k) { return indexer.locate(hash_at(from + k)); });
-    };
-    if (indexer.chunks() == 1 || end - begin < grouped_min_per_chunk * indexer.chunks() ||
-        load < grouped_min_load) {
-      const std::size_t done = in_order_from(begin, end);
-      if (done != end - begin) return begin + done;
-    } else {
-      if (!scratch) scratch.emplace(block, indexer.chunks());
-      sort_block_by_chunk(indexer, begin, end, hash_at, *scratch);
-      const std::size_t done = insert_block_grouped(engine, begin, end, hash_at, *scratch);
-      if (done != end - begin) {
-        // The chunk of item begin + done was full. In a concurrent filter, items that other
-        // threads' grouped batches placed past their own refusals may have filled it, and they
-        // are being erased again: the rest of the batch goes one item at a time from the refused
-        // one, refused only where its chunk is full when the item comes (alone, the item meets
-        // the chunk as it was, and is refused again at once).
-        const std::size_t from = begin + done;
-        return from + in_order_from(from, n);
+  auto in_order_from = [&](std::size_t from, std::size_t to) {
+    return insert_in_order(engine, to - from,
+                           [&](std::size_t k) { return indexer.locate(hash_at(from + k)); });
+  };
+  std::size_t begin = 0;  // items [0, begin) are in
+  try {
+    for (; begin < n;) {
+      const std::size_t end = std::min(n, begin + block);
+      const double load =
+          static_cast<double>(engine.size()) / static_cast<double>(engine.size_in_tags());
+      if (indexer.chunks() == 1 || end - begin < grouped_min_per_chunk * indexer.chunks() ||
+          load < grouped_min_load) {
+        const std::size_t done = in_order_from(begin, end);
+        if (done != end - begin) return begin + done;
+      } else {
+        if (!scratch) scratch.emplace(block, indexer.chunks());
+        sort_block_by_chunk(indexer, begin, end, hash_at, *scratch);
+        const std::size_t done = insert_block_grouped(engine, begin, end, hash_at, *scratch);
+        if (done != end - begin) {
+          // The chunk of item begin + done was full. In a concurrent filter, items that other
+          // threads' grouped batches placed past their own refusals may have filled it, and they
+          // are being erased again: the rest of the batch goes one item at a time from the
+          // refused one, refused only where its chunk is full when the item comes (alone, the
+          // item meets the chunk as it was, and is refused again at once).
+          begin += done;
+          return begin + in_order_from(begin, n);
+        }
       }
+      begin = end;
     }
-    begin = end;
+  } catch (...) {
+    for (std::size_t k = 0; k < begin; ++k)
+      engine.take_back(indexer.locate(hash_at(k)), clears);
+    throw;
   }
   return n;
 }

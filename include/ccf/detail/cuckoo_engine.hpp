@@ -247,6 +247,14 @@ class cuckoo_engine {
     return insert_counted<search_mode::cached>(p, v);
   }
   bool insert(const position& p) requires Layout::tag_only { return insert(p, p.tag); }
+  /// Readies the calling thread so that its inserts into this table do not throw (a batch that
+  /// must take back what it placed when one does): sizes its path-search queue for max_kicks(),
+  /// and under the K-CAS protocol takes its thread slot. Throws std::bad_alloc or
+  /// kcas_thread_limit_error, having changed nothing.
+  void prepare_inserts() const {
+    path::reserve(path::scratch(), max_kicks_);
+    if constexpr (requires { Protocol::prepare_thread(); }) Protocol::prepare_thread();
+  }
 
   /// Removes one occupied slot holding p.tag (for layouts whose entries differ in how much they
   /// say, the most specific one: Layout::erase_before).

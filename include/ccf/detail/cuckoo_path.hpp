@@ -85,6 +85,12 @@ class cuckoo_path {
     return q;
   }
 
+  /// Sizes `q` for searches of up to `max_kicks` buckets beyond the roots (a search sizes it
+  /// itself; a caller that must not see that allocation throw does it first).
+  static void reserve(queue& q, std::size_t max_kicks) {
+    if (q.size() < max_kicks + roots + Slots) q.resize(max_kicks + roots + Slots);
+  }
+
   /// Returns the index in `q` of a node whose bucket has a free slot, or `none`. The caller
   /// found i1 and i2 full (the roots, nodes 0 and 1, the same bucket twice when i1 == i2).
   /// `table` offers load(i) and prefetch(i); `indexer` offers alt_in(base, i, tag); every bucket
@@ -99,7 +105,7 @@ class cuckoo_path {
     static_assert(Layout::slots == Slots);
     constexpr std::size_t slots = Slots;
     const std::size_t limit = max_kicks + 2;
-    if (q.size() < limit + slots) q.resize(limit + slots);
+    reserve(q, max_kicks);
     node* const nodes = q.data();
     nodes[0] = {i1, Slot{}};
     nodes[1] = {i2, Slot{}};

@@ -156,7 +156,9 @@ class basic_filter {
   /// a deferred key may take the room its path needed: keys[result] can be refused where inserts
   /// one at a time would have placed it (and refused a later key instead). A large batch refused
   /// in a concurrent filter tries again one key at a time from the refused key, as the keys that
-  /// other batches placed past their own refusals may have filled its chunk for a moment.
+  /// other batches placed past their own refusals may have filled its chunk for a moment. When it
+  /// throws (std::bad_alloc for its scratch memory or a thread's first path search; the lock-free
+  /// filter's kcas_thread_limit_error), it has first taken back every key it placed.
   std::size_t insert_many(std::span<const Key> keys) {
     return batch_insert(engine_, keys.size(), [&](std::size_t k) { return hash_of(keys[k]); });
   }

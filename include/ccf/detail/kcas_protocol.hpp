@@ -225,6 +225,10 @@ class kcas_protocol {
     }
   }
 
+  /// Takes the calling thread's K-CAS slot now (kcas_thread_limit_error past the limit), so that
+  /// its updates cannot be refused for it later (cuckoo_engine::prepare_inserts).
+  static void prepare_thread() { static_cast<void>(kcas_this_thread_slot()); }
+
   template <class Table, class F>
   auto sealed_phase(const Table& table, F& f, bool emptying) const {
     using layout = typename Table::layout;
