@@ -43,9 +43,6 @@ using fs_ptr = std::shared_ptr<kv_fault_fs>;
 const std::string& dir = fault_dir;
 const std::string& log_path = fault_log_path;
 
-std::string as_string(const std::vector<std::byte>& b) {
-  return {reinterpret_cast<const char*>(b.data()), b.size()};
-}
 int rounds(int n) {
   return std::max(1, static_cast<int>(n * test_scale()));
 }

@@ -200,6 +200,38 @@ TEST(kv_store, creating_a_store_over_another_ones_files_is_refused) {
   EXPECT_FALSE(std::filesystem::exists(dir / "db/log.tmp"));
 }
 
+TEST(kv_store, a_log_that_is_not_a_stores_is_refused_before_anything_is_touched) {
+  // A directory whose file named log is not a ccf::kv log (an application's log): the open took
+  // the lock and deleted the files named as a compaction's leftovers before it read the log's
+  // header, and left a LOCK file behind.
+  const std::vector<std::string> others = {"log.tmp", "log.compact", "index.tmp", "index.compact",
+                                           "index.compact.tmp"};
+  for (const std::string& log : {std::string(100, 'x'), std::string("short")}) {
+    temp_dir dir;
+    std::filesystem::create_directory(dir / "app");
+    ccf_test::write_all(dir / "app/log", log);
+    for (const std::string& name : others)
+      ccf_test::write_all(dir / "app/" + name, "precious " + name);
+    for (const bool create : {true, false}) {
+      options o;
+      o.create_if_missing = create;
+      EXPECT_THROW(store::open(dir / "app", o), ccf::kv::corrupt_error) << log.size();
+    }
+    EXPECT_EQ(ccf_test::read_all(dir / "app/log"), log);
+    for (const std::string& name : others)
+      EXPECT_EQ(ccf_test::read_all(dir / "app/" + name), "precious " + name) << name;
+    EXPECT_FALSE(std::filesystem::exists(dir / "app/LOCK")) << "a LOCK left where no store is";
+  }
+}
+
+TEST(kv_store, an_empty_path_is_a_wrong_argument) {
+  // It was an io_error: "cannot create directory '': No such file or directory".
+  EXPECT_THROW(store::open(""), std::invalid_argument);
+  options no_create;
+  no_create.create_if_missing = false;
+  EXPECT_THROW(store::open("", no_create), std::invalid_argument);
+}
+
 TEST(kv_store, open_on_a_file_is_an_error) {
   temp_dir dir;
   ccf_test::write_all(dir / "plain", "not a directory");

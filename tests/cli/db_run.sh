@@ -292,6 +292,26 @@ echo mine > "$work/foreign/index"
 run "$ccf" db put "$work/foreign" k v 2> "$work/err"
 [ $rc = 2 ] && grep -q "no log" "$work/err" || fail "put over a foreign index: exit $rc: $(cat "$work/err")"
 [ "$(cat "$work/foreign/index")" = mine ] || fail "put over a foreign index changed it"
+# A directory whose file named log is an application's: a read removed the files named as a
+# compaction's leftovers (log.tmp, index.compact ...) before it read the log's header.
+mkdir "$work/applog"
+head -c 200 /dev/urandom > "$work/applog/log"
+for f in log.tmp log.compact index.tmp index.compact index.compact.tmp; do
+  echo "mine $f" > "$work/applog/$f"
+done
+for cmd in get put stats; do
+  case $cmd in
+    get) run "$ccf" db get "$work/applog" k > /dev/null 2> "$work/err" ;;
+    put) run "$ccf" db put "$work/applog" k v 2> "$work/err" ;;
+    stats) run "$ccf" db stats "$work/applog" > /dev/null 2> "$work/err" ;;
+  esac
+  [ $rc = 2 ] && grep -q "not a ccf::kv log" "$work/err" ||
+    fail "$cmd on a directory with another program's log: exit $rc: $(cat "$work/err")"
+done
+for f in log.tmp log.compact index.tmp index.compact index.compact.tmp; do
+  [ "$(cat "$work/applog/$f")" = "mine $f" ] || fail "ccf db on another program's log removed $f"
+done
+[ ! -e "$work/applog/LOCK" ] || fail "ccf db left a LOCK beside another program's log"
 
 # A log damaged in the middle (intact records after a bad one) is refused without --recover, and
 # cut with it, saying how many records went to which file; the store then opens as usual.

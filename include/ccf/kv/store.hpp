@@ -297,6 +297,7 @@ class store {
   void mark_failed(const std::exception& e) noexcept;
   void background_syncer(const std::stop_token& stop);
   void recover(const options& o);
+  void replay(const options& o, bool use_snapshot);
   void refuse_files_of_another_store() const;
   std::string keep_tail(detail::log_file& log, std::uint64_t from, std::uint64_t size);
   void switch_to(detail::generation next, const detail::compaction_target& t);
