@@ -480,6 +480,14 @@ std::vector<std::byte> resealed(std::vector<std::byte> bytes) {
   return bytes;
 }
 
+/// A growing filter of one chunk (its file keeps its items' hashes) holding present(0..499).
+ccf::growing_cuckoo_filter<u64> small_filled_filter() {
+  ccf::growing_cuckoo_filter<u64> f(1000, 1e-3);
+  for (std::size_t i = 0; i < 500; ++i)
+    EXPECT_TRUE(f.insert(present(i)));
+  return f;
+}
+
 TEST(growing_filter, a_doubling_count_its_table_cannot_have_is_refused) {
   // A file that said 64 doublings loaded; its next doubling made 65, which its own file then
   // refused (in Redis: a saved database that no longer loads).
@@ -513,6 +521,34 @@ TEST(growing_filter, a_doubling_count_its_table_cannot_have_is_refused) {
     ASSERT_TRUE(h.contains(present(i))) << i;
 }
 
+TEST(growing_filter, a_target_rate_its_slots_are_not_for_is_refused) {
+  // A file's slot width follows from its target rate and max doublings: one forged to another
+  // rate (0.5, 1e-300 on 16-bit slots) loaded and then claimed that rate.
+  using G = ccf::growing_cuckoo_filter<u64>;
+  const G f = small_filled_filter();
+  const std::vector<std::byte> good = f.to_bytes();
+  constexpr std::size_t target_at = 80, max_doublings_at = 88;
+  auto with = [&](std::size_t at, std::uint64_t v) {
+    std::vector<std::byte> bad = good;
+    ccf::detail::put_le(reinterpret_cast<unsigned char*>(&bad[at]), v, 8);
+    return resealed(std::move(bad));
+  };
+  const unsigned width = ccf::detail::growing_width(1e-3, f.max_doublings());
+  for (const double rate : {0.5, 1e-300, 1e-9, 0.0, -1e-3, 1.0}) {
+    EXPECT_THROW(G{with(target_at, std::bit_cast<std::uint64_t>(rate))}, ccf::format_error) << rate;
+  }
+  ASSERT_NE(ccf::detail::growing_width(1e-3, 64), width);
+  EXPECT_THROW(G{with(max_doublings_at, 64)}, ccf::format_error);
+  // A rate with the same slots loads, and keeps it.
+  const double near = 1.001e-3;
+  ASSERT_EQ(ccf::detail::growing_width(near, f.max_doublings()), width);
+  const G g{with(target_at, std::bit_cast<std::uint64_t>(near))};
+  EXPECT_EQ(g.target_fpr(), near);
+  for (std::size_t i = 0; i < 500; ++i)
+    ASSERT_TRUE(g.contains(present(i)));
+  EXPECT_NO_THROW(G{resealed(good)}) << "the forging itself is sound";
+}
+
 TEST(growing_filter, a_one_chunk_file_without_kept_hashes_is_refused) {
   // A table of one chunk keeps its items' hashes. A file saying it does not loaded, and its
   // doublings then split it into chunks of a size that no file has (its own next file was
@@ -534,9 +570,7 @@ TEST(growing_filter, a_file_whose_kept_hashes_are_not_its_tables_is_refused) {
   // file whose hashes are other items' (its checksum made right) loaded, and the doubling after
   // it lost every item the table had answered for.
   using G = ccf::growing_cuckoo_filter<u64>;
-  G f(1000, 1e-3);
-  for (std::size_t i = 0; i < 500; ++i)
-    ASSERT_TRUE(f.insert(present(i)));
+  const G f = small_filled_filter();
   const std::vector<std::byte> good = f.to_bytes();
   auto word = [](const std::vector<std::byte>& b, std::size_t at) {
     return ccf::detail::get_le(reinterpret_cast<const unsigned char*>(&b[at]), 8);

@@ -280,7 +280,9 @@ class basic_growing_filter {
   std::size_t count_hash(std::uint64_t h) const { return model_->count(h); }
 
   /// Inserts keys in order until one is refused (only copies of items are: see the top of this
-  /// file); returns how many were inserted: exactly keys[0, result).
+  /// file); returns how many were inserted: exactly keys[0, result). An insert that throws
+  /// (std::bad_alloc) ends the batch with nothing of its key inserted; the keys before it stay,
+  /// as they would inserted one at a time.
   std::size_t insert_many(std::span<const Key> keys) {
     std::size_t i = 0;
     while (i < keys.size() && insert(keys[i]))
@@ -371,6 +373,15 @@ class basic_growing_filter {
  private:
   basic_growing_filter(filter_source&& src, unsigned threads, const Allocator& alloc)
       : basic_growing_filter(static_cast<filter_source&>(src), threads, alloc) {}
+  /// Whether a filter of this target rate and max doublings has slots of `width` bits (as every
+  /// constructor chooses them).
+  static bool is_width_for(unsigned width, double target, unsigned max_doublings) {
+    try {
+      return growing_width(target, max_doublings) == width;
+    } catch (const std::invalid_argument&) {
+      return false;
+    }
+  }
   basic_growing_filter(const file_header& h, filter_source& src, unsigned threads,
                        const Allocator& alloc)
       : width_(h.fingerprint_bits),
@@ -400,6 +411,12 @@ class basic_growing_filter {
         (keeps_hashes != 0) != (h.chunks == 1) || h.num_buckets > growing_chunk * h.chunks ||
         kept > rest || rest - kept != model_->table_words(h)) {
       throw format_error("ccf: corrupt growing filter file (its parts do not fit together)");
+    }
+    if (!is_width_for(width_, target_, static_cast<unsigned>(max_doublings))) {
+      throw format_error("ccf: corrupt growing filter file (" + std::to_string(width_) +
+                         "-bit slots are not those of its target rate " +
+                         params_format_double(target_) + " and " + std::to_string(max_doublings) +
+                         " doublings)");
     }
     const std::size_t entries = model_->load_table(h, words);
     std::vector<std::uint64_t> hashes(static_cast<std::size_t>(kept));
