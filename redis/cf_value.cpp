@@ -152,24 +152,23 @@ struct dump_contents {
 };
 
 /// The settings of a dump's module header (`head`, empty for a bare ccf file) for its filter;
-/// nullopt for values CF.RESERVE never takes, and a static filter's iterations that are not its
-/// own (a forged header: CF.INFO showed "Max iterations -1").
+/// nullopt for values CF.RESERVE never takes (MAXITERATIONS 0 or past 65535, a static filter's
+/// from its file as well), and a static filter's iterations that are not its own (a forged
+/// header: CF.INFO showed "Max iterations -1").
 std::optional<filter_meta> meta_of(std::string_view head, const filter& f) {
   filter_meta m;
   if (!head.empty()) {
     m.expansion = read_le(head, 16, 8);
     m.max_iterations = read_le(head, 24, 8);
     m.deleted = read_le(head, 32, 8);
-    const bool iterations_ok = f.growing()
-                                   ? m.max_iterations >= 1 && m.max_iterations <= max_max_iterations
-                                   : m.max_iterations == f.max_kicks();
-    if (!iterations_ok || m.expansion > max_expansion ||
+    if ((!f.growing() && m.max_iterations != f.max_kicks()) || m.expansion > max_expansion ||
         m.deleted > static_cast<std::uint64_t>(std::numeric_limits<long long>::max()))
       return std::nullopt;
   } else {
     m.expansion = f.growing() ? 1 : 0;
     m.max_iterations = f.max_kicks();
   }
+  if (m.max_iterations < 1 || m.max_iterations > max_max_iterations) return std::nullopt;
   if (!f.growing()) m.expansion = 0;
   if (f.growing() && m.expansion == 0) m.expansion = 1;
   return m;
@@ -179,7 +178,7 @@ std::optional<dump_contents> read_dump(std::string_view head, std::string_view b
                                        std::string& error) {
   if (!head.empty()) {
     if (head.size() != dump_header_size || head.substr(0, dump_magic.size()) != dump_magic ||
-        read_le(head, 8, 4) != dump_version) {
+        read_le(head, 8, 4) != dump_version || read_le(head, 12, 4) != 0) {
       error = "ERR invalid dump: bad module header";
       return std::nullopt;
     }
@@ -190,7 +189,10 @@ std::optional<dump_contents> read_dump(std::string_view head, std::string_view b
         filter::load(std::span<const std::byte>(data, body.size()), ccf::filter_kind::sequential);
     const std::optional<filter_meta> m = meta_of(head, f);
     if (!m) {
-      error = "ERR invalid dump: bad module header";
+      error = !head.empty() ? "ERR invalid dump: bad module header"
+                            : "ERR invalid dump: max kicks " + std::to_string(f.max_kicks()) +
+                                  ", where CF.RESERVE takes MAXITERATIONS 1 to " +
+                                  std::to_string(max_max_iterations);
       return std::nullopt;
     }
     return dump_contents{std::move(f), *m};

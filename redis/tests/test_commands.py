@@ -310,6 +310,52 @@ def test_loadchunk_refuses_a_module_header_reserve_never_writes(r):
         r.delete("good")
 
 
+def with_checksum(ccf_file: bytearray) -> bytes:
+    """A ccf filter file with its XXH3-64 checksum (the last 8 bytes) computed anew."""
+    import ctypes
+    import ctypes.util
+    xxh = ctypes.CDLL(ctypes.util.find_library("xxhash") or "libxxhash.so.0")
+    xxh.XXH3_64bits.restype = ctypes.c_uint64
+    xxh.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    body = bytes(ccf_file[:-8])
+    return body + xxh.XXH3_64bits(body, len(body)).to_bytes(8, "little")
+
+
+def test_loadchunk_refuses_max_iterations_reserve_never_takes_also_from_the_file(r):
+    # A static filter's max iterations are its file's max kicks: a file and a module header
+    # forged alike to 0 (no insert could move an item) or 65536 loaded, as did a bare file.
+    cf = r.cf()
+    cf.create("static", 1000, expansion=0, max_iterations=77)
+    cf.insert("static", ["a", "b"])
+    dump = bytearray(dump_bytes(r, "static"))
+    assert with_checksum(dump[40:]) == bytes(dump[40:])  # the checksum is computed as the loader's
+
+    def forged(kicks, header=True):
+        d = bytearray(dump)
+        d[24:32] = kicks.to_bytes(8, "little")  # the module header's max iterations
+        d[80:88] = kicks.to_bytes(8, "little")  # the file's max kicks (offset 40 of the file)
+        return (bytes(d[:40]) if header else b"") + with_checksum(d[40:])
+
+    for kicks in (0, 65536):
+        for header in (True, False):
+            data = forged(kicks, header)
+            with pytest.raises(redis.ResponseError, match="invalid dump"):
+                cf.loadchunk("bad", len(data) + 1, data)
+            assert r.exists("bad") == 0, (kicks, header)
+    for kicks in (1, 65535):
+        for header in (True, False):
+            data = forged(kicks, header)
+            assert cf.loadchunk("good", len(data) + 1, data) == b"OK"
+            assert cf.info("good").maxIteration == kicks and cf.exists("good", "a") == 1
+            r.delete("good")
+    # The module header's bytes 12 to 15 are zero.
+    data = bytearray(dump)
+    data[12:16] = b"\xef\xbe\xad\xde"
+    with pytest.raises(redis.ResponseError, match="bad module header"):
+        cf.loadchunk("bad", len(data) + 1, bytes(data))
+    assert r.exists("bad") == 0
+
+
 def test_redis_cli(server, r):
     assert server.cli("CF.RESERVE", "c", 100).strip() == "OK"
     assert server.cli("CF.ADD", "c", "hello").strip() == "1"
