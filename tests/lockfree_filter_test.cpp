@@ -250,10 +250,9 @@ void check_movable() {
 // front (ccf::kcas_thread_limit_error, nothing sealed, nothing cleared): before, they went ahead
 // without a slot and, meeting an operation to help, threw halfway, with the unsealing in a
 // destructor ending the program.
-TEST(lockfree_filter, save_and_clear_past_the_thread_limit_are_refused_before_sealing) {
-  lf f(4096);
-  for (u64 k = 0; k < 1000; ++k)
-    ASSERT_TRUE(f.insert(k));
+/// Runs `body` on a new thread while every other K-CAS thread slot is held (by idle threads).
+template <class Body>
+void past_the_thread_limit(Body&& body) {
   const std::size_t others = ccf::detail::kcas_max_threads - ccf::detail::kcas_threads_in_use();
   std::latch holding(static_cast<std::ptrdiff_t>(others)), done(1);
   std::vector<std::thread> holders;
@@ -264,7 +263,7 @@ TEST(lockfree_filter, save_and_clear_past_the_thread_limit_are_refused_before_se
     } catch (const ccf::kcas_thread_limit_error&) {  // a slot another test's thread still held
     }
     holding.count_down();
-    done.wait();  // every slot stays held until the check below is over
+    done.wait();  // every slot stays held until the body is over
   };
   try {
     for (std::size_t i = 0; i < others; ++i)
@@ -276,8 +275,18 @@ TEST(lockfree_filter, save_and_clear_past_the_thread_limit_are_refused_before_se
     throw;
   }
   holding.wait();
+  std::thread(body).join();
+  done.count_down();
+  for (auto& t : holders)
+    t.join();
+}
+
+TEST(lockfree_filter, save_and_clear_past_the_thread_limit_are_refused_before_sealing) {
+  lf f(4096);
+  for (u64 k = 0; k < 1000; ++k)
+    ASSERT_TRUE(f.insert(k));
   bool save_refused = false, clear_refused = false;
-  std::thread past_the_limit([&] {
+  past_the_thread_limit([&] {
     std::ostringstream out;
     try {
       f.save(out);
@@ -290,10 +299,6 @@ TEST(lockfree_filter, save_and_clear_past_the_thread_limit_are_refused_before_se
       clear_refused = true;
     }
   });
-  past_the_limit.join();
-  done.count_down();
-  for (auto& t : holders)
-    t.join();
   EXPECT_TRUE(save_refused);
   EXPECT_TRUE(clear_refused);
   EXPECT_EQ(f.size(), 1000u) << "a refused clear emptied the filter";
@@ -304,6 +309,30 @@ TEST(lockfree_filter, save_and_clear_past_the_thread_limit_are_refused_before_se
   EXPECT_TRUE(f.erase(5000));
   f.clear();
   EXPECT_EQ(f.size(), 0u);
+}
+
+// A batched insert from a thread past the slot limit: keys that went into a free slot (a plain
+// CAS) were in when a cuckoo hop (a K-CAS) threw, and stayed. It is refused before it places any.
+TEST(lockfree_filter, insert_many_past_the_thread_limit_places_nothing) {
+  lf f(100000, 3);
+  const auto before = make_keys(f.size_in_tags() * 85 / 100, 31);
+  for (const u64 k : before)
+    ASSERT_TRUE(f.insert(k));
+  const auto batch = make_keys(2000, 32);
+  bool refused = false;
+  past_the_thread_limit([&] {
+    try {
+      f.insert_many(std::span<const u64>(batch));
+    } catch (const ccf::kcas_thread_limit_error&) {
+      refused = true;
+    }
+  });
+  EXPECT_TRUE(refused);
+  EXPECT_EQ(f.size(), before.size());
+  for (const u64 k : before)
+    ASSERT_TRUE(f.erase(k));
+  EXPECT_EQ(f.size(), 0u);
+  EXPECT_EQ(f.contains_many(std::span<const u64>(batch)), 0u) << "batch keys stayed behind";
 }
 
 TEST(lockfree_filter, is_movable_not_copyable) {

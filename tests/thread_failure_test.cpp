@@ -230,6 +230,20 @@ TYPED_TEST(batch_failure, a_grouped_batch_whose_bookkeeping_is_refused_takes_bac
   expect_batch_taken_back(f, 0.75, batch, [] { refused_once_from = std::size_t{256} << 10; });
 }
 
+TYPED_TEST(batch_failure,
+           a_batch_of_several_blocks_takes_back_the_blocks_before_the_one_that_threw) {
+  // A batch of three blocks: the first goes in whole, the second is refused partway and its
+  // bookkeeping cannot be allocated; the first block is taken back too.
+  TypeParam f(std::size_t{15} << 20, 9);
+  const std::size_t room = f.size_in_tags() / 4;  // after a prefill to 0.75
+  const std::size_t n = 2 * room;                 // blocks of about 2/3 of the room
+  const std::size_t block = ccf::detail::insert_block_size(n);
+  ASSERT_GT(n, ccf::detail::grouped_min_block) << "a batch of one block";
+  ASSERT_LT(block, room) << "the first block does not fit";
+  ASSERT_GT(2 * block, room) << "the second block fits";
+  expect_batch_taken_back(f, 0.75, n, [] { refused_once_from = std::size_t{256} << 10; });
+}
+
 TYPED_TEST(batch_failure, a_batch_whose_thread_cannot_size_its_search_queue_inserts_nothing) {
   // A thread's path-search queue is sized by its first search: a batch sizes it before its first
   // insert, and one that cannot throws having placed nothing. Shapes: a grouped batch, a small

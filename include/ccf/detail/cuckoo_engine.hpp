@@ -253,7 +253,7 @@ class cuckoo_engine {
   /// kcas_thread_limit_error, having changed nothing.
   void prepare_inserts() const {
     path::reserve(path::scratch(), max_kicks_);
-    if constexpr (requires { Protocol::prepare_thread(); }) Protocol::prepare_thread();
+    Protocol::prepare_thread();
   }
 
   /// Removes one occupied slot holding p.tag (for layouts whose entries differ in how much they

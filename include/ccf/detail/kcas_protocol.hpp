@@ -186,6 +186,11 @@ class kcas_protocol {
 
   void prefetch(std::size_t, std::size_t) const noexcept {}
 
+  /// Takes the calling thread's K-CAS slot now (kcas_thread_limit_error past the limit), so that
+  /// its updates, and its helping of others', cannot be refused for it later
+  /// (cuckoo_engine::prepare_inserts).
+  static void prepare_thread() { static_cast<void>(kcas_this_thread_slot()); }
+
  private:
   /// The double collect: a1 and a2 held these values together at one instant.
   template <class Table>
@@ -224,10 +229,6 @@ class kcas_protocol {
       return f(a1, a2);
     }
   }
-
-  /// Takes the calling thread's K-CAS slot now (kcas_thread_limit_error past the limit), so that
-  /// its updates cannot be refused for it later (cuckoo_engine::prepare_inserts).
-  static void prepare_thread() { static_cast<void>(kcas_this_thread_slot()); }
 
   template <class Table, class F>
   auto sealed_phase(const Table& table, F& f, bool emptying) const {

@@ -63,6 +63,9 @@ class lock_protocol {
 
   lock_protocol(std::size_t num_buckets, std::size_t group) : locks_(num_buckets, group) {}
 
+  /// Readies the calling thread for updates (cuckoo_engine::prepare_inserts): locks need nothing.
+  static void prepare_thread() noexcept {}
+
   template <class Table, class F>
   CCF_FORCEINLINE auto read(const Table& t, std::size_t i1, std::size_t i2, F&& f) const {
     return locks_.read(i1, i2, [&]() noexcept { return f(t.load(i1), t.load(i2)); });
