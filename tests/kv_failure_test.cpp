@@ -1,7 +1,8 @@
 // The key-value store after a failure, on the fault-injecting file system of kv_fault_fs.hpp:
 // close() reports a failure that came before it (also one of group mode's background sync, which
 // nothing else reports) after syncing what the log holds; the failure keeps its first cause;
-// a write over an older record that fails its checksum is refused before it is written; options
+// a write over an older record that fails its checksum is refused before it is written; a replay
+// that meets such a record (the snapshot's index names it) is a log damaged in the middle; options
 // no store runs with are refused before anything is created; a group_interval too long for the
 // clock does not make the background syncer spin; close() while a compaction or another close()
 // runs; a failed store refuses to compact, also a compaction that a failed write overlaps; an
@@ -171,6 +172,7 @@ TEST(kv_failure, a_replay_meeting_a_rotten_record_before_the_snapshot_cuts_the_l
   s = kv::store::open(dir, o);
   // The log is cut at the rotten record; the records after it are kept aside.
   EXPECT_FALSE(s->opened().snapshot_used);
+  EXPECT_TRUE(s->opened().snapshot_discarded);
   EXPECT_EQ(s->opened().dropped_records, 3u);
   EXPECT_EQ(s->opened().truncated_bytes, log_before.size() - a_at);
   EXPECT_EQ(s->get("z"), "z");

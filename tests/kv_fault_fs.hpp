@@ -405,13 +405,13 @@ class kv_fault_fs final : public ccf::kv::file_system,
 inline const std::string fault_dir = "/db";
 inline const std::string fault_log_path = fault_dir + "/log";
 
-/// Options for a store on `fs`: durability `d`, snapshots only when asked, and group mode's
-/// syncer every millisecond.
 /// A file's bytes (read_file) as a string.
 inline std::string as_string(const std::vector<std::byte>& b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 
+/// Options for a store on `fs`: durability `d`, snapshots only when asked, and group mode's
+/// syncer every millisecond.
 inline ccf::kv::options fault_options(const std::shared_ptr<kv_fault_fs>& fs,
                                       ccf::kv::durability d = ccf::kv::durability::every_write) {
   ccf::kv::options o;

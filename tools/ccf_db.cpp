@@ -78,6 +78,12 @@ std::unique_ptr<ccf::kv::store> open_store(const std::string& dir, bool create, 
     throw cli_error(2, message_of(e));
   }
   const ccf::kv::open_report& r = s->opened();
+  if (r.snapshot_discarded) {
+    std::fprintf(stderr,
+                 "ccf: the index snapshot of '%s' names a record that is not valid: the log was "
+                 "replayed without it\n",
+                 dir.c_str());
+  }
   if (r.truncated_bytes != 0) {
     std::fprintf(stderr, "ccf: recovery cut %llu bytes off the log of '%s'",
                  static_cast<unsigned long long>(r.truncated_bytes), dir.c_str());

@@ -52,6 +52,9 @@ struct options {
 struct open_report {
   bool created = false;        // a new store
   bool snapshot_used = false;  // the index came from its snapshot
+  /// The snapshot's index named a record that is not valid: the log was replayed without it (and
+  /// cut at its first bad record).
+  bool snapshot_discarded = false;
   std::uint64_t replayed_records = 0;
   std::uint64_t truncated_bytes = 0;  // a torn or bad tail cut off the log
   /// Valid records after the first bad one (dropped with the tail; kept in dropped_file).

@@ -38,7 +38,11 @@
 // cut — or, with options::strict_recovery, open() throws damaged_log_error (a corrupt_error)
 // instead. The search for them is bounded (options::tail_search_bytes); one that reaches the bound
 // counts the tail as holding records. Records before the snapshot's position are checked whenever
-// they are read (get, iteration, compaction), so a corrupt record is an error, never a wrong value.
+// they are read (get, iteration, compaction, and the replay, which compares each replayed key with
+// the record the index names for it), so a corrupt record is an error, never a wrong value. One
+// the replay meets makes the log one damaged in the middle: damaged_log_error with
+// strict_recovery; otherwise the whole log is replayed without the snapshot, which cuts it at the
+// first bad record (open_report::snapshot_discarded).
 //
 // Compaction writes the live records to log.compact (while gets and puts go on), then, with
 // writers held, copies the records written meanwhile, syncs, writes index.compact, renames both

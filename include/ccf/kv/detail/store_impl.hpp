@@ -177,6 +177,7 @@ inline void store::recover(const options& o) {
     const bool created = report_.created;
     report_ = open_report();
     report_.created = created;
+    report_.snapshot_discarded = true;
     records_ = 0;
     live_bytes_ = 0;
     rehashes_ = 0;
