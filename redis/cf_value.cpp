@@ -152,23 +152,30 @@ struct dump_contents {
 };
 
 /// The settings of a dump's module header (`head`, empty for a bare ccf file) for its filter;
-/// nullopt for values CF.RESERVE never takes (MAXITERATIONS 0 or past 65535, a static filter's
-/// from its file as well), and a static filter's iterations that are not its own (a forged
-/// header: CF.INFO showed "Max iterations -1").
+/// nullopt for values CF.RESERVE never takes (a growing filter's iterations 0 or past 65535; a
+/// bare file's max kicks too), and a static filter's iterations that are not its own (a forged
+/// header: CF.INFO showed "Max iterations -1"). A static filter's max kicks in a dump with the
+/// module's header are taken as its file has them (0 to 65536): a module that did not check them
+/// saved such filters, loaded from bare files, in databases that must still load.
 std::optional<filter_meta> meta_of(std::string_view head, const filter& f) {
+  const auto reserve_takes = [](std::uint64_t iterations) {
+    return iterations >= 1 && iterations <= max_max_iterations;
+  };
   filter_meta m;
   if (!head.empty()) {
     m.expansion = read_le(head, 16, 8);
     m.max_iterations = read_le(head, 24, 8);
     m.deleted = read_le(head, 32, 8);
-    if ((!f.growing() && m.max_iterations != f.max_kicks()) || m.expansion > max_expansion ||
+    const bool iterations_ok =
+        f.growing() ? reserve_takes(m.max_iterations) : m.max_iterations == f.max_kicks();
+    if (!iterations_ok || m.expansion > max_expansion ||
         m.deleted > static_cast<std::uint64_t>(std::numeric_limits<long long>::max()))
       return std::nullopt;
   } else {
     m.expansion = f.growing() ? 1 : 0;
     m.max_iterations = f.max_kicks();
+    if (!reserve_takes(m.max_iterations)) return std::nullopt;
   }
-  if (m.max_iterations < 1 || m.max_iterations > max_max_iterations) return std::nullopt;
   if (!f.growing()) m.expansion = 0;
   if (f.growing() && m.expansion == 0) m.expansion = 1;
   return m;
