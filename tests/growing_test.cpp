@@ -523,7 +523,7 @@ TEST(growing_filter, a_doubling_count_its_table_cannot_have_is_refused) {
 
 TEST(growing_filter, a_target_rate_its_slots_are_not_for_is_refused) {
   // A file's slot width follows from its target rate and max doublings: one forged to another
-  // rate (0.5, 1e-300 on 16-bit slots) loaded and then claimed that rate.
+  // rate (0.5, 1e-300 on 18-bit slots) loaded and then claimed that rate.
   using G = ccf::growing_cuckoo_filter<u64>;
   const G f = small_filled_filter();
   const std::vector<std::byte> good = f.to_bytes();

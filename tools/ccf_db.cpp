@@ -71,7 +71,10 @@ std::unique_ptr<ccf::kv::store> open_store(const std::string& dir, bool create, 
   try {
     s = ccf::kv::store::open(dir, o);
   } catch (const ccf::kv::damaged_log_error& e) {  // only thrown without --recover
-    throw cli_error(2, message_of(e) + " (--recover cuts the log there and keeps a copy)");
+    throw cli_error(
+        2,
+        message_of(e) +
+            " (--recover cuts the log at its first bad record and keeps a copy of what follows)");
   } catch (const ccf::kv::corrupt_error& e) {  // a bad log header: nothing --recover can cut
     throw cli_error(2, message_of(e));
   } catch (const std::invalid_argument& e) {  // no store, nor a place to create one

@@ -173,7 +173,11 @@ inline void store::recover(const options& o) {
     throw;
   } catch (const corrupt_error& e) {
     if (!report_.snapshot_used) throw;  // the log's header: there is nothing to cut
-    if (o.strict_recovery) throw damaged_log_error(e.what());
+    if (o.strict_recovery) {
+      throw damaged_log_error(std::string(e.what()) +
+                              " (the index snapshot names it; a recovery replays the log without "
+                              "the snapshot)");
+    }
     const bool created = report_.created;
     report_ = open_report();
     report_.created = created;
