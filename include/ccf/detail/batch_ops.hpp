@@ -473,6 +473,14 @@ std::size_t insert_block_grouped(Engine& engine, std::size_t begin, std::size_t 
   // the order of chunks: every path stays in its chunk).
   const std::size_t first = indexer.chunk_of_hash(hash_at(begin));
   auto chunk_at = [&](std::size_t j) { return first + j < m ? first + j : first + j - m; };
+  // The sorted ranges [from, to) taken before item i of the j-th chunk in turn: all went in
+  // when i is the first item refused.
+  auto for_each_taken_before = [&](std::size_t j, std::size_t i, auto&& f) {
+    for (std::size_t d = 0; d <= j; ++d) {
+      const std::size_t c = chunk_at(d);
+      f(s.chunk_begin[c], d < j ? s.chunk_end[c] : i);
+    }
+  };
   for (std::size_t j = 0; j < m; ++j) {
     const std::size_t c = chunk_at(j), from = s.chunk_begin[c], to = s.chunk_end[c];
     const bool cached = warm_if_worth_it(engine, c, to - from);
@@ -494,16 +502,13 @@ std::size_t insert_block_grouped(Engine& engine, std::size_t begin, std::size_t 
         try {
           r.start(offsets_in_chunk_order(indexer, begin, end, hash_at, s));
         } catch (...) {  // no memory for the bookkeeping: the block takes back what went in
-          for (std::size_t d = 0; d <= j; ++d) {
-            const std::size_t c_d = chunk_at(d), to_d = d < j ? s.chunk_end[c_d] : i;
-            for (std::size_t k = s.chunk_begin[c_d]; k < to_d; ++k)
+          for_each_taken_before(j, i, [&](std::size_t a, std::size_t b) {
+            for (std::size_t k = a; k < b; ++k)
               engine.take_back(indexer.locate(sorted[k]), clears);
-          }
+          });
           throw;
         }
-        for (std::size_t d = 0; d < j; ++d)
-          r.went_in(s.chunk_begin[chunk_at(d)], s.chunk_end[chunk_at(d)]);
-        r.went_in(from, i);
+        for_each_taken_before(j, i, [&](std::size_t a, std::size_t b) { r.went_in(a, b); });
       }
       r.cutoff = r.offsets[i];  // less than before: items at or past it are skipped
     }
