@@ -597,6 +597,35 @@ TEST(growing_filter, a_file_whose_kept_hashes_are_not_its_tables_is_refused) {
                ccf::format_error);
 }
 
+TEST(growing_filter, a_file_keeping_fewer_hashes_than_items_is_refused_naming_that) {
+  // The message said "it says 500 items, its table holds 500 entries": no mismatch at all.
+  using G = ccf::growing_cuckoo_filter<u64>;
+  const std::vector<std::byte> good = small_filled_filter().to_bytes();
+  auto word = [](const std::vector<std::byte>& b, std::size_t at) {
+    return ccf::detail::get_le(reinterpret_cast<const unsigned char*>(&b[at]), 8);
+  };
+  auto put = [](std::vector<std::byte>& b, std::size_t at, std::uint64_t v) {
+    ccf::detail::put_le(reinterpret_cast<unsigned char*>(&b[at]), v, 8);
+  };
+  constexpr std::size_t words_at = 56, kept_at = 80 + 4 * 8;
+  const std::size_t words = word(good, words_at), kept = word(good, kept_at);
+  ASSERT_EQ(kept, 500u);
+  // One kept hash fewer: the last one goes, and the body is a word shorter.
+  std::vector<std::byte> bad = good;
+  const std::size_t last = 80 + 8 * (words - 1);
+  bad.erase(bad.begin() + static_cast<std::ptrdiff_t>(last),
+            bad.begin() + static_cast<std::ptrdiff_t>(last + 8));
+  put(bad, words_at, words - 1);
+  put(bad, kept_at, kept - 1);
+  try {
+    const G loaded{resealed(std::move(bad))};
+    ADD_FAILURE() << "a file keeping 499 hashes of 500 items loaded";
+  } catch (const ccf::format_error& e) {
+    EXPECT_NE(std::string(e.what()).find("says 500 items, it keeps 499 hashes"), std::string::npos)
+        << e.what();
+  }
+}
+
 // ---- the runtime filter's growing filters ----
 
 TEST(growing_filter, the_runtime_filter_builds_loads_and_grows_them) {

@@ -85,11 +85,11 @@ class fd_holder {
   int fd_;
 };
 
-/// Calls on_key(key) for every key of `a` (progress shown as `what`). The views given stay valid
+/// Calls on_key(key) for every key of `a` (progress shown on `shown`). The views given stay valid
 /// until drain() runs: before every read of the key file, and at its end. Returns the number of
 /// keys.
 template <class OnKey>
-std::uint64_t for_each_key(const key_args& a, const char* what, OnKey&& on_key,
+std::uint64_t for_each_key(const key_args& a, ccf_tool::progress& shown, OnKey&& on_key,
                            const std::function<void()>& drain = {}) {
   std::uint64_t n = 0;
   for (const std::string& k : a.keys) {
@@ -104,13 +104,11 @@ std::uint64_t for_each_key(const key_args& a, const char* what, OnKey&& on_key,
   fd_holder fd(standard_input ? STDIN_FILENO : ::open(a.path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) throw cli_error(2, "cannot open '" + name + "': " + errno_text());
   struct stat st {};
-  const std::uint64_t total = ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)
-                                  ? static_cast<std::uint64_t>(st.st_size)
-                                  : 0;
+  if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode))
+    shown.set_total(static_cast<std::uint64_t>(st.st_size));
   ccf_tool::key_reader reader(ccf_tool::key_reader::from_fd(fd.get(), name),
                               a.null_separated ? '\0' : '\n', name);
   if (drain) reader.before_read(drain);
-  ccf_tool::progress shown(what, total);
   std::string_view key;
   while (reader.next(key)) {
     on_key(key);
@@ -129,7 +127,8 @@ std::uint64_t for_each_key(const key_args& a, const char* what, OnKey&& on_key,
 std::vector<std::uint64_t> distinct_hashes(const key_args& a, const char* what, std::uint64_t seed,
                                            bool growing, std::uint64_t& keys) {
   std::vector<std::uint64_t> hashes;
-  keys = for_each_key(a, what, [&](std::string_view k) {
+  ccf_tool::progress shown(what);
+  keys = for_each_key(a, shown, [&](std::string_view k) {
     hashes.push_back(ccf::runtime_filter::key_hash(k, seed));
   });
   if (growing) {
@@ -239,24 +238,27 @@ ccf::runtime_filter load(const std::string& path, int fd) {
   }
 }
 
-/// Writes `f` to `path` as it is saved: no copy of the file in memory.
-void save(const ccf::runtime_filter& f, const std::string& path) {
-  ccf_tool::output_file out(path);
+/// Writes `f` into `out` as it is saved: no copy of the file in memory. The output file is made
+/// before the work, so that a path it refuses (a symbolic link, a file the user may not write)
+/// is refused before any key is read.
+void write_filter(const ccf::runtime_filter& f, ccf_tool::output_file& out) {
   ccf_tool::output_streambuf buffer(out);
   std::ostream stream(&buffer);
   stream.exceptions(std::ios::badbit);  // output_file's error, naming the file and the reason
   f.save(stream);
-  out.commit();
 }
 
-/// The filter file at `path`, open and locked (flock) against other ccf add / remove, as long as
-/// it lives. It is the file the path names once locked (a change that renamed another file over
-/// it meanwhile is waited for).
+/// The filter file at `path`, open and locked (flock) against other ccf add / remove / build, as
+/// long as it lives. It is the file the path names once locked (a change that renamed another
+/// file over it meanwhile is waited for). With `may_be_missing`, a path that names no file is
+/// not an error: nothing is locked (fd() is -1).
 class locked_file {
  public:
-  explicit locked_file(const std::string& path) {
+  explicit locked_file(const std::string& path, bool may_be_missing = false) {
     for (int attempt = 0; attempt < 100; ++attempt) {
-      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      // O_NONBLOCK: opening a FIFO to read waits for a writer; this one is refused below.
+      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+      if (fd_ < 0 && errno == ENOENT && may_be_missing) return;
       if (fd_ < 0) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
       struct stat st {};
       if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -281,7 +283,9 @@ class locked_file {
   }
   locked_file(const locked_file&) = delete;
   locked_file& operator=(const locked_file&) = delete;
-  ~locked_file() { ::close(fd_); }
+  ~locked_file() {
+    if (fd_ >= 0) ::close(fd_);
+  }
   int fd() const noexcept { return fd_; }
 
  private:
@@ -356,6 +360,7 @@ void refuse_output_over_keys(const build_args& a) {
 
 int cmd_build(const build_args& a) {
   refuse_output_over_keys(a);
+  ccf_tool::output_file out(a.out);
   std::uint64_t keys = 0;
   const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "build", a.seed, a.grow, keys);
   const bool standard_input = a.in.standard_input();
@@ -370,7 +375,13 @@ int cmd_build(const build_args& a) {
                            "filter for " + std::to_string(f.capacity()) + " items; " +
                            full_advice(f, "raise --capacity or use --grow"));
   }
-  save(f, a.out);
+  write_filter(f, out);
+  if (a.out == "-") {
+    out.commit();
+  } else {  // replaced under the lock of ccf add and remove: a change under way is not undone
+    const locked_file lock(a.out, true);
+    out.commit();
+  }
   if (!a.quiet) {
     describe(f, a.out,
              std::to_string(keys) + " keys (" + std::to_string(hashes.size()) + " distinct)");
@@ -387,6 +398,7 @@ struct change_args {
 };
 
 int cmd_add(const change_args& a) {
+  ccf_tool::output_file out(a.filter);
   const locked_file lock(a.filter);
   ccf::runtime_filter f = load(a.filter, lock.fd());
   std::uint64_t keys = 0;
@@ -399,12 +411,14 @@ int cmd_add(const change_args& a) {
                            full_advice(f, "rebuild it with a larger --capacity, or with --grow") +
                            ")");
   }
-  save(f, a.filter);
+  write_filter(f, out);
+  out.commit();
   if (!a.quiet) describe(f, a.filter, "added " + std::to_string(hashes.size()) + " keys");
   return 0;
 }
 
 int cmd_remove(const change_args& a) {
+  ccf_tool::output_file out(a.filter);
   const locked_file lock(a.filter);
   ccf::runtime_filter f = load(a.filter, lock.fd());
   std::uint64_t keys = 0;
@@ -412,7 +426,8 @@ int cmd_remove(const change_args& a) {
   std::size_t removed = 0;
   for (std::uint64_t h : hashes)
     removed += f.erase_hash(h) ? 1 : 0;
-  save(f, a.filter);
+  write_filter(f, out);
+  out.commit();
   if (!a.quiet) {
     describe(f, a.filter,
              "removed " + std::to_string(removed) + " keys (" +
@@ -431,11 +446,13 @@ struct query_args {
   bool all = false, invert = false;
 };
 
-/// Answers keys in batches, writing the selected ones to standard output.
+/// Answers keys in batches, writing the selected ones to standard output; before_output() runs
+/// before a batch writes anything.
 class query_writer {
  public:
-  query_writer(const ccf::runtime_filter& f, select which, char end)
-      : f_(f), which_(which), end_(end) {}
+  query_writer(const ccf::runtime_filter& f, select which, char end,
+               std::function<void()> before_output)
+      : f_(f), which_(which), end_(end), before_output_(std::move(before_output)) {}
 
   void add(std::string_view key) {
     keys_.push_back(key);
@@ -447,6 +464,7 @@ class query_writer {
     for (std::size_t i = 0; i < keys_.size(); ++i)
       hashes_[i] = f_.hash_of(keys_[i]);
     f_.contains_many_hashes(hashes_, std::span<bool>(found_.get(), keys_.size()));
+    writing_ = false;
     for (std::size_t i = 0; i < keys_.size(); ++i)
       emit(keys_[i], found_[i]);
     keys_.clear();
@@ -461,6 +479,10 @@ class query_writer {
     const bool chosen = which_ == select::all || present == (which_ == select::present);
     if (which_ == select::all ? present : chosen) selected_ = true;
     if (!chosen) return;
+    if (!writing_) {
+      writing_ = true;
+      before_output_();
+    }
     if (which_ == select::all && std::fputs(present ? "1\t" : "0\t", stdout) < 0) fail();
     if (std::fwrite(key.data(), 1, key.size(), stdout) != key.size() ||
         std::fputc(end_, stdout) == EOF) {
@@ -474,7 +496,8 @@ class query_writer {
   const ccf::runtime_filter& f_;
   select which_;
   char end_;
-  bool selected_ = false;
+  std::function<void()> before_output_;
+  bool selected_ = false, writing_ = false;
   std::vector<std::string_view> keys_;
   std::vector<std::uint64_t> hashes_;
   std::unique_ptr<bool[]> found_ = std::make_unique<bool[]>(batch);
@@ -483,9 +506,14 @@ class query_writer {
 int cmd_query(const query_args& a) {
   const ccf::runtime_filter f = load(a.filter);
   const select which = a.all ? select::all : a.invert ? select::absent : select::present;
-  query_writer out(f, which, a.in.null_separated ? '\0' : '\n');
+  ccf_tool::progress shown("query");
+  // Answers written to the terminal the progress line is drawn on would be glued to its end.
+  const bool same_terminal = ::isatty(STDOUT_FILENO) == 1;
+  query_writer out(f, which, a.in.null_separated ? '\0' : '\n', [&] {
+    if (same_terminal) shown.finish();
+  });
   for_each_key(
-      a.in, "query", [&](std::string_view k) { out.add(k); }, [&] { out.answer(); });
+      a.in, shown, [&](std::string_view k) { out.add(k); }, [&] { out.answer(); });
   out.answer();  // keys given on the command line only
   return out.selected_any() ? 0 : 1;
 }

@@ -59,6 +59,7 @@ class key_reader {
       ++keys_seen_;
       key = std::string_view(begin, length);
       if (delimiter_ == '\n' && !key.empty() && key.back() == '\r') key.remove_suffix(1);
+      if (key.size() > max_key_bytes) too_long(keys_seen_);
       if (!key.empty()) return true;
     }
   }
@@ -103,19 +104,21 @@ class key_reader {
       start_ = 0;
     }
     if (fill_ == buffer_.size()) {
-      // Room for the longest key and its delimiter.
-      if (buffer_.size() > max_key_bytes) {
-        throw cli_error(2, "'" + name_ + "': key " + std::to_string(keys_seen_ + 1) +
-                               " is longer than " + std::to_string(max_key_bytes) +
-                               " bytes (is it a key list" +
-                               (delimiter_ == '\0' ? " separated by NULs?)" : "?)"));
-      }
-      buffer_.resize(std::min(buffer_.size() * 2, max_key_bytes + 1));
+      if (buffer_.size() >= longest_line()) too_long(keys_seen_ + 1);
+      buffer_.resize(std::min(buffer_.size() * 2, longest_line()));
     }
     const std::size_t got = read_(buffer_.data() + fill_, buffer_.size() - fill_);
     if (got == 0) eof_ = true;
     fill_ += got;
     bytes_read_ += got;
+  }
+
+  /// Room for the longest key, the '\r' that '\n' as the delimiter drops, and the delimiter.
+  std::size_t longest_line() const noexcept { return max_key_bytes + (delimiter_ == '\n' ? 2 : 1); }
+  [[noreturn]] void too_long(std::uint64_t key) const {
+    throw cli_error(2, "'" + name_ + "': key " + std::to_string(key) + " is longer than " +
+                           std::to_string(max_key_bytes) + " bytes (is it a key list" +
+                           (delimiter_ == '\0' ? " separated by NULs?)" : "?)"));
   }
 
   source read_;

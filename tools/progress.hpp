@@ -18,8 +18,9 @@ class progress {
  public:
   using clock = std::chrono::steady_clock;
 
-  /// A progress line for `what` ("build", "query"), over `total_bytes` of input (0: unknown).
-  progress(std::string what, std::uint64_t total_bytes)
+  /// A progress line for `what` ("build", "query"), over `total_bytes` of input (0: unknown,
+  /// until set_total()).
+  explicit progress(std::string what, std::uint64_t total_bytes = 0)
       : what_(std::move(what)),
         total_(total_bytes),
         on_(enabled()),
@@ -36,6 +37,8 @@ class progress {
     return ::isatty(STDERR_FILENO) == 1;
   }
 
+  void set_total(std::uint64_t total_bytes) noexcept { total_ = total_bytes; }
+
   /// Reports `bytes` of input and `keys` done; cheap enough to call for every key.
   void update(std::uint64_t bytes, std::uint64_t keys) {
     if (!on_ || ++calls_ % 1024 != 0) return;
@@ -44,7 +47,8 @@ class progress {
     last_ = now;
     draw(bytes, keys, now);
   }
-  /// Clears the progress line.
+  /// Clears the progress line (the next update() may draw it again): before output that goes to
+  /// the same terminal.
   void finish() {
     if (!on_ || !drawn_) return;
     std::fputs("\r\033[K", stderr);

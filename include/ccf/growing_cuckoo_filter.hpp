@@ -423,9 +423,13 @@ class basic_growing_filter {
     for (std::uint64_t& x : hashes)
       x = words();
     const std::uint64_t items = words.finish();
-    if (items > entries || (keeps_hashes != 0 && (items != kept || entries != kept))) {
+    if (items > entries || (keeps_hashes != 0 && entries != items)) {
       throw format_error("ccf: corrupt growing filter file (it says " + std::to_string(items) +
                          " items, its table holds " + std::to_string(entries) + " entries)");
+    }
+    if (keeps_hashes != 0 && kept != items) {
+      throw format_error("ccf: corrupt growing filter file (it says " + std::to_string(items) +
+                         " items, it keeps " + std::to_string(kept) + " hashes)");
     }
     if (!model_->set_contents(static_cast<std::size_t>(items), static_cast<unsigned>(doublings),
                               keeps_hashes != 0, hashes)) {

@@ -154,6 +154,12 @@ if want errors; then
     [ -c dev.node ] || { node_ok=0; fail "add to a device node" "still a device node" "$(ls -l dev.node)"; }
   fi
   check_no_temp_files "-o a device node" "$work"
+  # add and remove of a FIFO: refused (opening it to read waited for a writer, for ever).
+  mkfifo filter.fifo
+  for cmd in add remove; do
+    expect_error "$cmd of a FIFO" 2 "filter.fifo" "not a regular file" -- \
+      timeout -k 5 20 "$ccf_bin" "$cmd" filter.fifo k
+  done
   if [ "$node_ok" = 1 ] && [ -c /dev/full ]; then
     ls -A /dev | grep '^\.ccf-' > dev.before || true
     rc=0

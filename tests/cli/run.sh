@@ -271,6 +271,17 @@ if want change; then
   cp static.ccf target.ccf
   ln -s target.ccf link.ccf
   expect_error "add through a symbolic link" 2 "link.ccf" -- ccf add link.ccf new-1
+  # ... before any key is read (it read them all, then refused): keys from a FIFO that no one
+  # writes would wait.
+  mkfifo unwritten.fifo
+  expect_error "add through a symbolic link, keys waiting" 2 "link.ccf" -- \
+    timeout -k 5 20 "$ccf_bin" add link.ccf -k unwritten.fifo
+  if [ "$(id -u)" != 0 ]; then
+    cp static.ccf ro.ccf
+    chmod 444 ro.ccf
+    expect_error "add to a read-only filter, keys waiting" 2 "ro.ccf" "Permission denied" -- \
+      timeout -k 5 20 "$ccf_bin" add ro.ccf -k unwritten.fifo
+  fi
   [ -L link.ccf ] || fail "add through a symbolic link" "link.ccf still a symbolic link" "$(ls -l link.ccf)"
   check_same_file "add through a symbolic link: the target is unchanged" static.ccf target.ccf
   expect_status "add without a filter (usage error)" 1 ccf add
@@ -309,6 +320,24 @@ if want change; then
   chmod 640 ch.ccf
   ccf remove -q ch.ccf mode-key
   check_eq "remove keeps the file's mode" 640 "$(stat -c %a ch.ccf)"
+
+  # build -o over a filter takes the lock that add and remove take: while one holds it, build
+  # waits, and its filter is not then replaced by the one the add read before (a lost build).
+  cp static.ccf held.ccf
+  echo rebuilt-key > rebuilt.txt
+  exec 8< held.ccf
+  flock -x 8
+  timeout -k 5 60 "$ccf_bin" build -k rebuilt.txt -o held.ccf -q 8<&- &
+  builder=$!
+  sleep 1
+  check_same_file "build -o a filter being changed: it waits for the lock" static.ccf held.ccf
+  kill -0 "$builder" 2> /dev/null ||
+    fail "build -o a filter being changed: it waits for the lock" "still running" "it ended"
+  exec 8<&-
+  rc=0
+  wait "$builder" || rc=$?
+  check_eq "build -o a filter being changed: exit status" 0 "$rc"
+  check_eq "build -o a filter being changed: its filter" rebuilt-key "$(ccf query held.ccf rebuilt-key)"
 
   # SIGTERM while the filter is written removes the temporary file (it stayed, hundreds of MB):
   # the signal is sent as soon as the temporary file appears.
@@ -658,6 +687,20 @@ EOF
     timeout -k 5 60 script -qec "CCF_PROGRESS=0 bash tty.sh" /dev/null > tty.out 2>&1 || true
     if grep -q "keys/s" tty.out; then
       fail "query, standard error a terminal, CCF_PROGRESS=0: no progress line" "no 'keys/s'" "$(head -c 300 tty.out)"
+    fi
+    # The answers printed to that terminal too: the line is erased before them (they were glued
+    # to its end). What the screen shows: the text after a line's last carriage return.
+    cat > tty.sh << EOF
+{ cat tty.keys; sleep 0.4; cat tty.keys; } | "$ccf_bin" query prog.ccf
+EOF
+    timeout -k 5 60 script -qec "bash tty.sh" /dev/null > tty.out 2>&1 || true
+    check_file_has "query, answers to the terminal: a progress line" tty.out "keys/s"
+    sed 's/\r$//; s/.*\r//; s/\x1b\[K//g' tty.out | grep -v '^$' > tty.screen || true
+    check_eq "query, answers to the terminal: every line on the screen an answer" 300000 \
+      "$(grep -c '^p[0-9]*$' tty.screen || true)"
+    if grep -q "keys/s" tty.screen; then
+      fail "query, answers to the terminal: no answer on the progress line" "no 'keys/s'" \
+        "$(grep -m 1 "keys/s" tty.screen | od -c | head -3)"
     fi
   fi
 fi

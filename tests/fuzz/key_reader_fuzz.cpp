@@ -141,12 +141,16 @@ void run(const std::uint8_t* input, std::size_t size) {
 /// Keys around max_key_bytes (too large for the corpus).
 void self_test() {
   constexpr std::size_t max = key_reader::max_key_bytes;
-  for (const char delimiter : {'\n', '\0'}) {
+  // With '\n' as the delimiter, a key may also end in a '\r' that is dropped (a line of a file
+  // written on Windows): a key of max_key_bytes so ended was refused.
+  for (const auto& [delimiter, cr] :
+       {std::pair{'\n', false}, std::pair{'\n', true}, std::pair{'\0', false}}) {
     for (const std::size_t length : {max - 1, max, max + 1}) {
       for (const bool last : {false, true}) {  // a delimiter after the long key, or end of input
         std::string data = "a";
         data += delimiter;
         data.append(length, 'x');
+        if (cr) data += '\r';
         if (!last) {
           data += delimiter;
           data += "b";
@@ -168,7 +172,7 @@ void self_test() {
                                  std::string(length < max   ? " - 1"
                                              : length > max ? " + 1"
                                                             : "") +
-                                 " bytes" + (last ? " at the end" : "");
+                                 " bytes" + (cr ? " and a \\r" : "") + (last ? " at the end" : "");
         if (length > max) {
           require(thrown && keys == 1, what + " was not refused with cli_error");
         } else {
