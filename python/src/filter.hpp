@@ -254,9 +254,14 @@ class py_filter {
     const std::string p = fs_path(path);
     std::optional<ccf::runtime_filter> f;
     int err = 0;
-    {
+    do {
+      // A signal that interrupted the open (a FIFO waiting for its writer) runs its handler; if
+      // that raises nothing, the load goes on, as open() does in Python (PEP 475).
+      if (err == EINTR && PyErr_CheckSignals() != 0) throw py::error_already_set();
+      err = 0;
       // Opening may wait (a FIFO that another Python thread writes): not with the GIL held.
       py::gil_scoped_release nogil;
+      errno = 0;
       std::ifstream in(p, std::ios::binary);
       if (!in) {
         err = errno;
@@ -268,7 +273,7 @@ class py_filter {
           err = errno;           // the file could not be read (a directory, EIO): OSError
         }
       }
-    }
+    } while (err == EINTR && !f);
     if (!f) {
       errno = err != 0 ? err : EIO;
       io_error(path);

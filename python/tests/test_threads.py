@@ -260,3 +260,31 @@ def test_a_signal_while_a_save_waits_for_a_fifo_reader_does_not_stop_it(concurre
         """
     )
     assert out.split() == ["1", "True"]
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_a_signal_while_a_load_waits_for_a_fifo_writer_does_not_stop_it(concurrent):
+    # The same for ccf.load, whose open waits for the FIFO's writer: it raised InterruptedError.
+    out = run_script(
+        f"""
+        import os, signal, tempfile, threading, time
+        import ccf
+        path = os.path.join(tempfile.mkdtemp(), "fifo")
+        os.mkfifo(path)
+        f = ccf.CuckooFilter(10_000)
+        f.add_many(range(5_000))
+        data, handled = bytes(f), []
+        def write():
+            time.sleep(0.5)  # after the signal
+            with open(path, "wb") as fifo:
+                fifo.write(data)
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        signal.signal(signal.SIGALRM, lambda *_: handled.append(1))
+        signal.setitimer(signal.ITIMER_REAL, 0.1)
+        g = ccf.load(path, concurrent={concurrent})
+        writer.join()
+        print(len(handled), bytes(g) == data)
+        """
+    )
+    assert out.split() == ["1", "True"]
