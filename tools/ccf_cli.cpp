@@ -238,40 +238,33 @@ ccf::runtime_filter load(const std::string& path, int fd) {
   }
 }
 
-/// Writes `f` into `out` as it is saved: no copy of the file in memory. The output file is made
-/// before the work, so that a path it refuses (a symbolic link, a file the user may not write)
-/// is refused before any key is read.
-void write_filter(const ccf::runtime_filter& f, ccf_tool::output_file& out) {
-  ccf_tool::output_streambuf buffer(out);
-  std::ostream stream(&buffer);
-  stream.exceptions(std::ios::badbit);  // output_file's error, naming the file and the reason
-  f.save(stream);
-}
-
 /// The filter file at `path`, open and locked (flock) against other ccf add / remove / build, as
 /// long as it lives. It is the file the path names once locked (a change that renamed another
-/// file over it meanwhile is waited for). With `may_be_missing`, a path that names no file is
-/// not an error: nothing is locked (fd() is -1).
+/// file over it meanwhile is waited for); a lock held by another process is waited for, saying
+/// so on standard error unless `quiet`. `lock::to_replace` (build) locks where it can: a file
+/// that is missing, that cannot be opened to read, or that its file system cannot lock is
+/// replaced without the lock (fd() -1).
 class locked_file {
  public:
-  explicit locked_file(const std::string& path, bool may_be_missing = false) {
+  enum class lock { to_change, to_replace };
+
+  locked_file(const std::string& path, lock purpose, bool quiet) {
+    const bool best_effort = purpose == lock::to_replace;
     for (int attempt = 0; attempt < 100; ++attempt) {
       // O_NONBLOCK: opening a FIFO to read waits for a writer; this one is refused below.
       fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-      if (fd_ < 0 && errno == ENOENT && may_be_missing) return;
+      if (fd_ < 0 && best_effort && (errno == ENOENT || errno == EACCES)) return;
       if (fd_ < 0) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
       struct stat st {};
       if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd_);
         throw cli_error(2, "'" + path + "' is not a regular file");
       }
-      int rc;
-      while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
-      }
-      if (rc != 0) {
-        const std::string reason = errno_text();
+      if (const int rc = take(path, quiet); rc != 0) {
         ::close(fd_);
-        throw cli_error(2, "cannot lock '" + path + "': " + reason);
+        fd_ = -1;
+        if (best_effort) return;
+        throw cli_error(2, "cannot lock '" + path + "': " + std::strerror(rc));
       }
       struct stat now {};
       if (::stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev) {
@@ -289,8 +282,41 @@ class locked_file {
   int fd() const noexcept { return fd_; }
 
  private:
+  /// Takes the lock, waiting (and saying so) while another holds it; 0 or the error.
+  int take(const std::string& path, bool quiet) const {
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return 0;
+    if (errno != EWOULDBLOCK && errno != EINTR) return errno;
+    if (!quiet) {
+      std::fprintf(stderr,
+                   "ccf: waiting for the lock on '%s' (another ccf add, remove or build is "
+                   "changing it)\n",
+                   path.c_str());
+    }
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) return errno;
+    }
+    return 0;
+  }
+
   int fd_ = -1;
 };
+
+/// Writes `f` to `path` as it is saved: no copy of the file in memory. With `replacing` (build),
+/// the rename over an existing file is done under the lock add and remove take.
+void save(const ccf::runtime_filter& f, const std::string& path, bool replacing = false,
+          bool quiet = false) {
+  ccf_tool::output_file out(path);
+  ccf_tool::output_streambuf buffer(out);
+  std::ostream stream(&buffer);
+  stream.exceptions(std::ios::badbit);  // output_file's error, naming the file and the reason
+  f.save(stream);
+  if (!replacing || path == "-") {
+    out.commit();
+    return;
+  }
+  const locked_file held(path, locked_file::lock::to_replace, quiet);
+  out.commit();
+}
 
 // ---- build ----
 
@@ -360,7 +386,7 @@ void refuse_output_over_keys(const build_args& a) {
 
 int cmd_build(const build_args& a) {
   refuse_output_over_keys(a);
-  ccf_tool::output_file out(a.out);
+  ccf_tool::output_file::check_target(a.out);  // before any key is read
   std::uint64_t keys = 0;
   const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "build", a.seed, a.grow, keys);
   const bool standard_input = a.in.standard_input();
@@ -375,13 +401,8 @@ int cmd_build(const build_args& a) {
                            "filter for " + std::to_string(f.capacity()) + " items; " +
                            full_advice(f, "raise --capacity or use --grow"));
   }
-  write_filter(f, out);
-  if (a.out == "-") {
-    out.commit();
-  } else {  // replaced under the lock of ccf add and remove: a change under way is not undone
-    const locked_file lock(a.out, true);
-    out.commit();
-  }
+  // Replaced under the lock of ccf add and remove: a change under way does not undo the build.
+  save(f, a.out, true, a.quiet);
   if (!a.quiet) {
     describe(f, a.out,
              std::to_string(keys) + " keys (" + std::to_string(hashes.size()) + " distinct)");
@@ -398,8 +419,8 @@ struct change_args {
 };
 
 int cmd_add(const change_args& a) {
-  ccf_tool::output_file out(a.filter);
-  const locked_file lock(a.filter);
+  ccf_tool::output_file::check_target(a.filter);  // before the lock is waited for, or keys read
+  const locked_file lock(a.filter, locked_file::lock::to_change, a.quiet);
   ccf::runtime_filter f = load(a.filter, lock.fd());
   std::uint64_t keys = 0;
   const std::vector<std::uint64_t> hashes =
@@ -411,23 +432,21 @@ int cmd_add(const change_args& a) {
                            full_advice(f, "rebuild it with a larger --capacity, or with --grow") +
                            ")");
   }
-  write_filter(f, out);
-  out.commit();
+  save(f, a.filter);
   if (!a.quiet) describe(f, a.filter, "added " + std::to_string(hashes.size()) + " keys");
   return 0;
 }
 
 int cmd_remove(const change_args& a) {
-  ccf_tool::output_file out(a.filter);
-  const locked_file lock(a.filter);
+  ccf_tool::output_file::check_target(a.filter);  // before the lock is waited for, or keys read
+  const locked_file lock(a.filter, locked_file::lock::to_change, a.quiet);
   ccf::runtime_filter f = load(a.filter, lock.fd());
   std::uint64_t keys = 0;
   const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "remove", f.seed(), false, keys);
   std::size_t removed = 0;
   for (std::uint64_t h : hashes)
     removed += f.erase_hash(h) ? 1 : 0;
-  write_filter(f, out);
-  out.commit();
+  save(f, a.filter);
   if (!a.quiet) {
     describe(f, a.filter,
              "removed " + std::to_string(removed) + " keys (" +

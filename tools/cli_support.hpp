@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <streambuf>
 #include <string>
@@ -141,15 +142,8 @@ class output_file {
  public:
   explicit output_file(std::string path) : path_(std::move(path)) {
     if (path_ == "-") return;
-    struct stat st {};
-    if (::lstat(path_.c_str(), &st) == 0) {
-      if (!S_ISREG(st.st_mode)) {
-        throw cli_error(2, "'" + path_ + "' exists and is not a regular file; not replacing it");
-      }
-      if (::access(path_.c_str(), W_OK) != 0) {
-        throw cli_error(2, "cannot write '" + path_ + "': " + errno_text());
-      }
-      existing_ = st;
+    if (const std::optional<struct stat> st = check_target(path_)) {
+      existing_ = *st;
       replacing_ = true;
     }
     const std::size_t slash = path_.find_last_of('/');
@@ -162,6 +156,20 @@ class output_file {
   }
   output_file(const output_file&) = delete;
   output_file& operator=(const output_file&) = delete;
+  /// Refuses a target that exists and is not a regular file, or that the user may not write;
+  /// returns its status when it exists. The tool checks before its work, and again when it
+  /// writes.
+  static std::optional<struct stat> check_target(const std::string& path) {
+    struct stat st {};
+    if (path == "-" || ::lstat(path.c_str(), &st) != 0) return std::nullopt;
+    if (!S_ISREG(st.st_mode)) {
+      throw cli_error(2, "'" + path + "' exists and is not a regular file; not replacing it");
+    }
+    if (::access(path.c_str(), W_OK) != 0) {
+      throw cli_error(2, "cannot write '" + path + "': " + errno_text());
+    }
+    return st;
+  }
   ~output_file() {
     if (fd_ >= 0) {
       ::close(fd_);

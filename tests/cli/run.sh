@@ -327,7 +327,7 @@ if want change; then
   echo rebuilt-key > rebuilt.txt
   exec 8< held.ccf
   flock -x 8
-  timeout -k 5 60 "$ccf_bin" build -k rebuilt.txt -o held.ccf -q 8<&- &
+  timeout -k 5 60 "$ccf_bin" build -k rebuilt.txt -o held.ccf 8<&- 2> held.err &
   builder=$!
   sleep 1
   check_same_file "build -o a filter being changed: it waits for the lock" static.ccf held.ccf
@@ -338,6 +338,29 @@ if want change; then
   wait "$builder" || rc=$?
   check_eq "build -o a filter being changed: exit status" 0 "$rc"
   check_eq "build -o a filter being changed: its filter" rebuilt-key "$(ccf query held.ccf rebuilt-key)"
+  check_file_has "build -o a filter being changed: it says it waits" held.err \
+    "waiting for the lock on 'held.ccf'"
+  # The lock is the build's courtesy: a filter it may write but not read is replaced all the same.
+  if [ "$(id -u)" != 0 ]; then
+    cp static.ccf wo.ccf
+    chmod 200 wo.ccf
+    rc=0
+    ccf build -k rebuilt.txt -o wo.ccf -q 2> err || rc=$?
+    check_rc "build -o a filter it may write but not read" 0 "$rc" err
+  fi
+  # No temporary file while the keys are read (one that a kill -9 or the OOM killer would leave
+  # behind, and that a listing of the directory piped to build would read as a key).
+  mkfifo slow.fifo
+  { echo slow-1; sleep 1; echo slow-2; } > slow.fifo &
+  feeder=$!
+  timeout -k 5 60 "$ccf_bin" build -k slow.fifo -o slow.ccf -q &
+  builder=$!
+  sleep 0.5
+  check_no_temp_files "build while its keys are read" "$work"
+  rc=0
+  wait "$builder" || rc=$?
+  wait "$feeder" || true
+  check_eq "build from a slow FIFO: exit status" 0 "$rc"
 
   # SIGTERM while the filter is written removes the temporary file (it stayed, hundreds of MB):
   # the signal is sent as soon as the temporary file appears.
