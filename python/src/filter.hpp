@@ -581,3 +581,26 @@ class growing_filter final : public py_filter {
 };
 
 }  // namespace ccf_py
+
+namespace pybind11::detail {
+
+/// Every method takes its filter through this caster. An instance made by
+/// `CuckooFilter.__new__(CuckooFilter)` and never given to `__init__` holds no filter (pybind11
+/// would hand its methods uninitialised memory): such an instance raises TypeError instead.
+template <>
+class type_caster<ccf_py::py_filter> : public type_caster_base<ccf_py::py_filter> {
+ public:
+  bool load(handle src, bool convert) {
+    return load_impl<type_caster<ccf_py::py_filter>>(src, convert);
+  }
+  void load_value(value_and_holder&& v_h) {
+    if (!v_h.holder_constructed()) {
+      const auto cls = reinterpret_borrow<object>(reinterpret_cast<PyObject*>(Py_TYPE(v_h.inst)));
+      throw type_error("ccf: this " + std::string(str(cls.attr("__qualname__"))) +
+                       " holds no filter: it was made by __new__, not initialised by __init__");
+    }
+    type_caster_base<ccf_py::py_filter>::load_value(std::move(v_h));
+  }
+};
+
+}  // namespace pybind11::detail

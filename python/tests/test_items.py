@@ -185,6 +185,24 @@ def test_bad_argument_types():
         ccf.Filter()
 
 
+def test_instance_made_by_new_alone_raises():
+    # An instance from cls.__new__(cls), never initialised, once handed its methods uninitialised
+    # memory: len() or add() crashed the interpreter.
+    class Sub(ccf.CuckooFilter):
+        pass
+
+    for cls in (ccf.CuckooFilter, ccf.GrowingCuckooFilter, Sub):
+        f = cls.__new__(cls)
+        calls = [len, repr, bytes, lambda f: f.add(1), lambda f: 1 in f, lambda f: f.capacity,
+                 lambda f: f.add_many([1, 2]), lambda f: f.clear(), lambda f: f.__reduce__()]
+        for call in calls:
+            with pytest.raises(TypeError, match=f"this {cls.__qualname__} holds no filter"):
+                call(f)
+    s = Sub(100)  # an initialised instance of the subclass works
+    s.add(7)
+    assert 7 in s and len(s) == 1
+
+
 def test_concurrent_must_be_a_bool(tmp_path):
     # pybind11 took any object's truth value: concurrent=None or 0.0 made a sequential filter.
     data = bytes(ccf.CuckooFilter(100))
