@@ -674,6 +674,44 @@ TEST(serialization, a_piped_header_claiming_more_than_the_memory_is_refused_unre
   EXPECT_LE(buf.handed_out, std::size_t{1} << 20) << "read before the claim was checked";
 }
 
+// A growing filter's file whose table is full of entries with no fingerprint bits left (what
+// splits copy into both halves) and whose item count is 0 loaded; then each insert doubled the
+// table (14 inserts took it from 0.4 MB to 6 GiB), and an erase made size() 2^64 - 1.
+TEST(serialization, a_growing_file_full_of_uncounted_entries_does_not_double_on_each_insert) {
+  using G = ccf::growing_cuckoo_filter<std::uint64_t>;
+  const G f(200000, 0.05);
+  ASSERT_EQ(f.fingerprint_bits(), 12u);
+  ASSERT_GT(f.chunks(), 1u);  // split: no kept hashes to rebuild from
+  std::string bytes = as_string(f.to_bytes());
+  const unsigned width = 12;
+  const std::size_t table_at = 80 + 5 * 8;  // the header, then the five prefix words
+  for (std::size_t slot = 0; slot < f.num_buckets() * 4; ++slot) {
+    if (slot % 25 == 0) continue;  // 96 % of the slots
+    // An 8-bit anchor, then the marker bit right after the L = 0 fingerprint bits left.
+    const std::uint64_t entry = (std::uint64_t{1} << (width - 1)) | ((slot * 37) & 255);
+    for (unsigned bit = 0; bit < width; ++bit) {
+      const std::size_t at = slot * width + bit;
+      if ((entry >> bit) & 1) bytes[table_at + at / 8] |= static_cast<char>(1 << (at % 8));
+    }
+  }
+  G g(as_span(resealed(bytes)));
+  ASSERT_EQ(g.size(), 0u);
+  std::uint64_t erased = 0;
+  for (std::uint64_t k = 1000; k < 101000 && erased == 0; ++k)
+    erased = g.erase(k) ? k : 0;
+  ASSERT_NE(erased, 0u) << "no key matched an entry";
+  EXPECT_EQ(g.size(), 0u);
+  const std::size_t table = g.size_in_bytes();
+  std::size_t inserted = 0;
+  for (std::uint64_t k = 1; k <= 64; ++k) {
+    if (!g.insert(k)) continue;
+    ++inserted;
+    EXPECT_TRUE(g.contains(k)) << k;
+  }
+  EXPECT_EQ(g.size(), inserted);
+  EXPECT_LE(g.size_in_bytes(), 2 * table) << g.doublings() << " doublings";
+}
+
 TEST(serialization, a_capacity_beyond_the_slots_is_refused) {
   // The capacity field was only reported: a file claiming 2^63 items for 1,000 loaded, and its
   // design rate said 1.

@@ -200,7 +200,8 @@ class growing_core {
           items_.add(1);
           // Past capacity(): a filter made for N items holds N before it first doubles.
           full = s->table->size() >
-                 static_cast<std::size_t>(growing_load * static_cast<double>(s->slots()));
+                     static_cast<std::size_t>(growing_load * static_cast<double>(s->slots())) &&
+                 worth_doubling(*s);
         } else if (doubled_for_room || stays_refused(*s, p, h)) {
           return false;
         }
@@ -481,9 +482,17 @@ class growing_core {
   /// of every later split, and such copies kept the entries' load high however often it doubled.
   bool grows_for(const state& s, std::size_t matches) const {
     if (keeps_hashes_) return true;
-    const double load = static_cast<double>(items_.get()) / static_cast<double>(s.slots());
-    if (load < growing_load / 8) return false;
-    return load >= growing_load / 2 || matches == 0;
+    if (!worth_doubling(s)) return false;
+    return items_load(s) >= growing_load / 2 || matches == 0;
+  }
+  /// Whether doubling can make room in `s`: not where its items fill less than an eighth of it.
+  /// Entries copied at splits fill such a table (a forged file's may fill it all), and a split
+  /// copies them again: the doubled table would be as full, and each insert would double it.
+  bool worth_doubling(const state& s) const {
+    return keeps_hashes_ || items_load(s) >= growing_load / 8;
+  }
+  double items_load(const state& s) const {
+    return static_cast<double>(items_.get()) / static_cast<double>(s.slots());
   }
   /// Whether h, which found no room in `s`, is refused rather than tried in a doubled table.
   bool stays_refused(const state& s, const position& p, std::uint64_t h) {

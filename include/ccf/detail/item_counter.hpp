@@ -19,7 +19,12 @@ namespace ccf::detail {
 
 class plain_counter {
  public:
-  void add(std::ptrdiff_t d) noexcept { n_ += static_cast<std::size_t>(d); }
+  /// Never below zero (as sharded_counter::get()): an erase of an entry that was never counted
+  /// (a copy made at a split, a forged file's) leaves 0.
+  void add(std::ptrdiff_t d) noexcept {
+    const auto change = static_cast<std::size_t>(d);
+    n_ = d >= 0 ? n_ + change : (n_ > 0 - change ? n_ + change : 0);
+  }
   std::size_t get() const noexcept { return n_; }
   void reset() noexcept { n_ = 0; }
 
