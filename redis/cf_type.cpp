@@ -48,7 +48,7 @@ void* rdb_load(api::io* rdb, int encver) {
     if (!load_buffer(rdb, head) || !load_buffer(rdb, body)) return nullptr;
     if (state == state_filter) return load_dump(head, body, error);
     if (state == state_pending && body.empty()) {
-      cf_value* v = load_first_chunk(head, error);
+      cf_value* v = load_first_chunk(head, error, false);
       if (v != nullptr && !v->pending()) {
         cf_value::destroy(v);  // a pending dump is incomplete by definition
         return nullptr;
@@ -101,7 +101,7 @@ void* copy(api::string*, api::string*, const void* value) {
     const auto* v = static_cast<const cf_value*>(value);
     const dump_bytes d(*v);
     std::string error;
-    if (v->pending()) return load_first_chunk(d.head(), error);
+    if (v->pending()) return load_first_chunk(d.head(), error, false);
     return load_dump(d.head(), d.body(), error);
   } catch (const std::exception&) {
     return nullptr;

@@ -128,6 +128,23 @@ void dump_bytes::read(std::size_t offset, std::size_t len, std::string& out) con
   }
 }
 
+std::size_t read_dump_range(const cf_value& v, std::size_t offset, std::size_t len,
+                            std::string& out) {
+  out.assign(len, '\0');
+  const std::string head = dump_header(v.meta());
+  std::size_t done = 0;
+  if (offset < head.size()) {
+    done = std::min(len, head.size() - offset);
+    std::memcpy(out.data(), head.data() + offset, done);
+  }
+  auto* rest = reinterpret_cast<std::byte*>(out.data() + done);
+  const std::size_t from = std::max(offset + done, head.size()) - head.size();
+  const std::uint64_t file = v.get().read_bytes(from, std::span<std::byte>(rest, len - done));
+  const std::size_t size = head.size() + static_cast<std::size_t>(file);
+  out.resize(offset < size ? std::min(len, size - offset) : 0);
+  return size;
+}
+
 std::optional<std::size_t> dump_size(std::string_view prefix, std::string& error) {
   if (prefix.substr(0, dump_magic.size()) == dump_magic) {
     if (prefix.size() < dump_header_size) {
@@ -157,7 +174,8 @@ struct dump_contents {
 /// header: CF.INFO showed "Max iterations -1"). A static filter's max kicks in a dump with the
 /// module's header are taken as its file has them (0 to 65536): a module that did not check them
 /// saved such filters, loaded from bare files, in databases that must still load.
-std::optional<filter_meta> meta_of(std::string_view head, const filter& f) {
+/// `growing` and `max_kicks`: the filter's, from its file's header.
+std::optional<filter_meta> meta_of(std::string_view head, bool growing, std::uint64_t max_kicks) {
   const auto reserve_takes = [](std::uint64_t iterations) {
     return iterations >= 1 && iterations <= max_max_iterations;
   };
@@ -167,39 +185,76 @@ std::optional<filter_meta> meta_of(std::string_view head, const filter& f) {
     m.max_iterations = read_le(head, 24, 8);
     m.deleted = read_le(head, 32, 8);
     const bool iterations_ok =
-        f.growing() ? reserve_takes(m.max_iterations) : m.max_iterations == f.max_kicks();
+        growing ? reserve_takes(m.max_iterations) : m.max_iterations == max_kicks;
     if (!iterations_ok || m.expansion > max_expansion ||
         m.deleted > static_cast<std::uint64_t>(std::numeric_limits<long long>::max()))
       return std::nullopt;
   } else {
-    m.expansion = f.growing() ? 1 : 0;
-    m.max_iterations = f.max_kicks();
+    m.expansion = growing ? 1 : 0;
+    m.max_iterations = max_kicks;
     if (!reserve_takes(m.max_iterations)) return std::nullopt;
   }
-  if (!f.growing()) m.expansion = 0;
-  if (f.growing() && m.expansion == 0) m.expansion = 1;
+  if (!growing) m.expansion = 0;
+  if (growing && m.expansion == 0) m.expansion = 1;
   return m;
+}
+
+constexpr const char* bad_module_header = "ERR invalid dump: bad module header";
+
+/// The error for settings meta_of refuses.
+std::string meta_error(std::string_view head, std::uint64_t max_kicks) {
+  if (!head.empty()) return bad_module_header;
+  return "ERR invalid dump: max kicks " + std::to_string(max_kicks) +
+         ", where CF.RESERVE takes MAXITERATIONS 1 to " + std::to_string(max_max_iterations);
+}
+
+/// Whether `head` is a module header of this module's (magic, version, zero bytes).
+bool module_header_ok(std::string_view head) {
+  return head.size() == dump_header_size && head.substr(0, dump_magic.size()) == dump_magic &&
+         read_le(head, 8, 4) == dump_version && read_le(head, 12, 4) == 0;
+}
+
+/// The checks of a dump's two headers that need no table, for its first chunk (which holds them,
+/// as dump_size checked): a chunk they refuse changes nothing, where a bad dump found at its last
+/// chunk deletes the key.
+bool headers_ok(std::string_view chunk, std::string& error) {
+  const bool wrapped = chunk.substr(0, dump_magic.size()) == dump_magic;
+  const std::string_view head = chunk.substr(0, wrapped ? dump_header_size : 0);
+  if (wrapped && !module_header_ok(head)) {
+    error = bad_module_header;
+    return false;
+  }
+  try {
+    const auto* data = reinterpret_cast<const std::byte*>(chunk.data() + head.size());
+    const ccf::filter_file_info info =
+        filter::read_header(std::span<const std::byte>(data, ccf_header_size));
+    // A growing filter searches growing_max_kicks buckets, whatever its file says.
+    const bool growing = info.alternate == "growing";
+    const std::uint64_t kicks = growing ? ccf::detail::growing_max_kicks : info.max_kicks;
+    if (!meta_of(head, growing, kicks)) {
+      error = meta_error(head, kicks);
+      return false;
+    }
+  } catch (const std::exception& e) {
+    error = std::string("ERR invalid dump: ") + e.what();
+    return false;
+  }
+  return true;
 }
 
 std::optional<dump_contents> read_dump(std::string_view head, std::string_view body,
                                        std::string& error) {
-  if (!head.empty()) {
-    if (head.size() != dump_header_size || head.substr(0, dump_magic.size()) != dump_magic ||
-        read_le(head, 8, 4) != dump_version || read_le(head, 12, 4) != 0) {
-      error = "ERR invalid dump: bad module header";
-      return std::nullopt;
-    }
+  if (!head.empty() && !module_header_ok(head)) {
+    error = bad_module_header;
+    return std::nullopt;
   }
   const auto* data = reinterpret_cast<const std::byte*>(body.data());
   try {
     filter f =
         filter::load(std::span<const std::byte>(data, body.size()), ccf::filter_kind::sequential);
-    const std::optional<filter_meta> m = meta_of(head, f);
+    const std::optional<filter_meta> m = meta_of(head, f.growing(), f.max_kicks());
     if (!m) {
-      error = !head.empty() ? "ERR invalid dump: bad module header"
-                            : "ERR invalid dump: max kicks " + std::to_string(f.max_kicks()) +
-                                  ", where CF.RESERVE takes MAXITERATIONS 1 to " +
-                                  std::to_string(max_max_iterations);
+      error = meta_error(head, f.max_kicks());
       return std::nullopt;
     }
     return dump_contents{std::move(f), *m};
@@ -245,9 +300,9 @@ bool finish_pending(cf_value& v, std::string& error) {
   return true;
 }
 
-cf_value* load_first_chunk(std::string_view chunk, std::string& error) {
+cf_value* load_first_chunk(std::string_view chunk, std::string& error, bool check_headers) {
   const std::optional<std::size_t> size = dump_size(chunk, error);
-  if (!size) return nullptr;
+  if (!size || (check_headers && !headers_ok(chunk, error))) return nullptr;
   if (*size == chunk.size()) return load_dump(chunk, error);
   if (*size < chunk.size()) {
     error = "ERR invalid chunk: longer than the dump its header describes";

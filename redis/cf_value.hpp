@@ -62,6 +62,9 @@ inline constexpr std::size_t ccf_trailer_size = 16;
 /// The smallest CHUNK_SIZE: a dump's first chunk must hold both headers (CF.LOADCHUNK reads the
 /// dump's size from them).
 inline constexpr std::size_t min_chunk_size = dump_header_size + ccf_header_size;
+/// The largest CHUNK_SIZE: Redis's default proto-max-bulk-len, the longest argument a client may
+/// send (a server that lowers it must keep CHUNK_SIZE under it for CF.LOADCHUNK to take chunks).
+inline constexpr std::size_t max_chunk_size = std::size_t{512} << 20;
 
 class cf_value {
  public:
@@ -119,6 +122,12 @@ class dump_bytes {
   std::vector<std::byte> body_;  // the ccf filter file
 };
 
+/// Bytes [offset, offset + len) of the dump of v, a filter (not pending), into `out` (resized to
+/// those the dump has: empty past its end), made without the whole dump in memory (CF.SCANDUMP).
+/// Returns the dump's size.
+std::size_t read_dump_range(const cf_value& v, std::size_t offset, std::size_t len,
+                            std::string& out);
+
 /// The full size of the dump that starts with `prefix`; nullopt with `error` set when the prefix
 /// is not the start of a dump (or too short to say).
 std::optional<std::size_t> dump_size(std::string_view prefix, std::string& error);
@@ -136,6 +145,9 @@ bool finish_pending(cf_value& v, std::string& error);
 
 /// The value that the first chunk of a dump starts: the filter when the chunk is the whole dump,
 /// else a pending value holding it; nullptr with `error` set when it is not the start of a dump.
-cf_value* load_first_chunk(std::string_view chunk, std::string& error);
+/// `check_headers`: refuse headers that the last chunk would (all but the checks that need the
+/// table); false for a restore under way read back (RDB, COPY), which a module that did not check
+/// them may have saved: its last chunk still refuses them.
+cf_value* load_first_chunk(std::string_view chunk, std::string& error, bool check_headers = true);
 
 }  // namespace ccf_redis

@@ -27,6 +27,8 @@ int dump_commands_register(api::context* ctx);
 
 namespace {
 
+constexpr std::uint64_t small_table_bytes = 64 << 10;
+
 struct reserve_options {
   std::size_t capacity = 0;
   std::optional<unsigned> bucket_size;
@@ -46,7 +48,12 @@ struct reserve_options {
 /// bytes. volatile-* policies evict only keys with a time to live, so they get the full check.
 /// Not for the master's commands on a replica, nor while loading: Redis applies those whatever
 /// its memory, and a refusal would make the replica or the restarted server differ.
+/// A table under small_table_bytes is left to deny-oom, which refuses writes once used memory is
+/// past maxmemory: it takes used memory at most 64 KiB past, as a SET of a 64 KiB value may, and
+/// the INFO this check makes costs as much as a CF.ADD that makes a filter of the default size
+/// (those ran 40 % slower with maxmemory set).
 void check_maxmemory(api::context* ctx, std::uint64_t bytes) {
+  if (bytes < small_table_bytes) return;
   const int flags = api::get_context_flags(ctx);
   if ((flags & api::ctx_flags_maxmemory) == 0) return;  // no INFO to make without maxmemory
   if ((flags & (api::ctx_flags_replicated | api::ctx_flags_loading)) != 0) return;
@@ -95,24 +102,25 @@ std::uint64_t table_bytes(const ccf::filter_config& c) {
   return ((bits + 63) / 64 + 1) * 8;
 }
 
-cf_value* make_filter(api::context* ctx, const reserve_options& o) {
-  ccf::filter_config c;
-  if (o.expansion == 0) {
-    if (o.bucket_size) {
-      const ccf::filter_params p =
-          ccf::detail::params_with_slots(o.capacity, o.error, *o.bucket_size);
-      if (p.fingerprint_bits == 0)
-        throw std::invalid_argument("no fingerprint width reaches that ERROR rate");
-      c.capacity = o.capacity;
-      c.fingerprint_bits = p.fingerprint_bits;
-      c.slots_per_bucket = *o.bucket_size;
-    } else {
-      c = ccf::filter_config::for_rate(o.capacity, o.error);
-    }
+/// The shape CF.RESERVE's options ask for. A rate no layout reaches is a reply error naming it
+/// (not ccf's message, which names C++ functions).
+ccf::filter_config filter_shape(const reserve_options& o) {
+  try {
+    if (o.expansion != 0) return ccf::filter_config::growing_for_rate(o.capacity, o.error);
+    ccf::filter_config c =
+        o.bucket_size ? ccf::filter_config::for_rate_with_slots(o.capacity, o.error, *o.bucket_size)
+                      : ccf::filter_config::for_rate(o.capacity, o.error);
     c.max_kicks = o.max_iterations;
-  } else {
-    c = ccf::filter_config::growing_for_rate(o.capacity, o.error);
+    return c;
+  } catch (const std::invalid_argument& e) {
+    std::string_view why = e.what();
+    if (why.starts_with("ccf: ")) why.remove_prefix(5);
+    throw reply_error("ERR ERROR rate not reached: " + std::string(why));
   }
+}
+
+cf_value* make_filter(api::context* ctx, const reserve_options& o) {
+  const ccf::filter_config c = filter_shape(o);
   check_maxmemory(ctx, table_block_bytes(table_bytes(c)));
   return cf_value::create(c, filter_meta{o.expansion, o.max_iterations, 0});
 }

@@ -27,15 +27,14 @@ int scandump(api::context* ctx, api::string** argv, int argc) {
   const auto s = key.lookup();
   if (s == key_handle::state::missing) return api::reply_with_error(ctx, err_not_found);
   if (s != key_handle::state::filter) return reply_not_filter(ctx, s);
-  const dump_bytes d(*key.value());
   const std::size_t offset = *iter == 0 ? 0 : static_cast<std::size_t>(*iter - 1);
+  std::string chunk;
+  const std::size_t size = read_dump_range(*key.value(), offset, settings.chunk_size, chunk);
   api::reply_with_array(ctx, 2);
-  if (offset >= d.size()) {
+  if (offset >= size) {
     api::reply_with_long_long(ctx, 0);
     return api::reply_with_null(ctx);
   }
-  std::string chunk;
-  d.read(offset, std::min(settings.chunk_size, d.size() - offset), chunk);
   api::reply_with_long_long(ctx, static_cast<long long>(offset + chunk.size() + 1));
   return api::reply_with_string_buffer(ctx, chunk.data(), chunk.size());
 }

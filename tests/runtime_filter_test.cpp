@@ -398,6 +398,55 @@ TEST(for_rate, lock_free_layouts_are_ranked_by_their_words) {
   EXPECT_EQ(milli.slots_per_bucket, 2u);
 }
 
+// The Redis module's BUCKETSIZE took a width from a bound that ignores the load
+// (detail::params_with_slots): naming for_rate's own bucket size doubled the table.
+TEST(for_rate, with_slots_is_for_rate_among_buckets_of_that_size) {
+  const std::size_t n = 1000000;
+  for (double fpr : {0.99, 0.5, 0.05, 0.01, 1e-3, 1e-4, 1e-6}) {
+    const filter_config best = filter_config::for_rate(n, fpr);
+    EXPECT_EQ(filter_config::for_rate_with_slots(n, fpr, best.slots_per_bucket).fingerprint_bits,
+              best.fingerprint_bits)
+        << fpr;
+    for (unsigned slots : {2U, 4U, 8U}) {
+      const filter_config c = filter_config::for_rate_with_slots(n, fpr, slots);
+      EXPECT_EQ(c.slots_per_bucket, slots);
+      EXPECT_EQ(c.capacity, n);
+      // No width reaches fpr in buckets of this size with fewer bits (short tags may need more
+      // buckets: their alternate buckets are fewer).
+      const auto bits_of = [&](unsigned bits) {
+        return bits * slots * ccf::detail::buckets_for_capacity(n, slots, bits);
+      };
+      for (unsigned bits : ccf::detail::fingerprint_widths) {
+        const std::size_t b = ccf::detail::buckets_for_capacity(n, slots, bits);
+        const double load = static_cast<double>(n) / static_cast<double>(b * slots);
+        if (ccf::expected_fpr(bits, slots, load) <= fpr) {
+          EXPECT_LE(bits_of(c.fingerprint_bits), bits_of(bits)) << fpr << ": " << bits;
+        }
+      }
+      const std::size_t b = ccf::detail::buckets_for_capacity(n, slots, c.fingerprint_bits);
+      EXPECT_LE(ccf::expected_fpr(c.fingerprint_bits, slots,
+                                  static_cast<double>(n) / static_cast<double>(b * slots)),
+                fpr);
+    }
+  }
+  EXPECT_EQ(filter_config::for_rate_with_slots(n, 0.99, 8).fingerprint_bits, 4u);
+  EXPECT_THROW(filter_config::for_rate_with_slots(n, 0.01, 3), std::invalid_argument);
+  EXPECT_THROW(filter_config::for_rate_with_slots(n, 0.01, 0), std::invalid_argument);
+  try {
+    filter_config::for_rate_with_slots(n, 1e-12, 2);
+    ADD_FAILURE() << "no layout of 2 slots reaches 1e-12";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no layout of 2 slots a bucket reaches"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(filter_config::for_rate_with_slots(n, 1e-7, 8, filter_kind::lockfree),
+               std::invalid_argument);
+  const filter_config lockfree =
+      filter_config::for_rate_with_slots(n, 0.01, 4, filter_kind::lockfree);
+  EXPECT_TRUE(lockfree_supported(lockfree.fingerprint_bits, 4));
+}
+
 // ---- files shared with the typed filters ----
 
 TEST(runtime_files, a_typed_string_filter_file_loads_into_a_runtime_filter_and_back) {
@@ -483,6 +532,20 @@ TEST(runtime_files, read_filter_info_returns_the_header_fields) {
   }
   std::stringstream cut(file.str().substr(0, bytes.size() - 8));
   EXPECT_THROW(ccf::read_filter_info(cut), ccf::format_error);
+  // The header alone, from the first bytes of a file (a file still arriving).
+  for (std::size_t first : {std::size_t{80}, std::size_t{100}, bytes.size()}) {
+    EXPECT_EQ(ccf::read_filter_header(all.first(first)).file_bytes, bytes.size());
+    EXPECT_EQ(runtime_filter::read_header(all.first(first)).max_kicks, 321u);
+  }
+  EXPECT_THROW(ccf::read_filter_header(all.first(79)), ccf::format_error);
+  EXPECT_THROW(runtime_filter::read_header(all.first(79)), ccf::format_error);
+  // A layout the runtime filter does not build (24-bit tags in buckets of 2: the words of 12 x 4)
+  // is a file's header, but not one the runtime filter loads.
+  std::vector<std::byte> unbuilt(bytes.begin(), bytes.begin() + 80);
+  unbuilt[12] = std::byte{24};
+  unbuilt[16] = std::byte{2};
+  EXPECT_EQ(ccf::read_filter_header(unbuilt).fingerprint_bits, 24u);
+  EXPECT_THROW(runtime_filter::read_header(unbuilt), ccf::format_error);
   std::vector<std::byte> junk = bytes;
   junk[0] = std::byte{'X'};
   EXPECT_THROW(ccf::read_filter_info(bytes_of(junk)), ccf::format_error);

@@ -7,7 +7,7 @@
 // It throws ccf::format_error for a file that is not a ccf filter, has another format version,
 // has an impossible shape, or is shorter or longer than its header says (for a stream whose
 // length is unknown, such as a pipe, the length is not checked and the stream is left after the
-// header).
+// header). ccf::read_filter_header reads the header alone, from the first bytes of a file.
 #pragma once
 
 #include <cstddef>
@@ -74,6 +74,12 @@ inline filter_file_info read_filter_info(std::istream& in) {
 inline filter_file_info read_filter_info(std::span<const std::byte> bytes) {
   detail::byte_source src(bytes);
   return detail::read_info(src);
+}
+/// The header at the start of `first_bytes`, the beginning of a filter file whose rest may not be
+/// there yet (a file still arriving): read_filter_info without the check of the length.
+inline filter_file_info read_filter_header(std::span<const std::byte> first_bytes) {
+  detail::byte_source src(first_bytes);
+  return detail::info_of(detail::read_header_only(src));
 }
 
 }  // namespace ccf

@@ -369,6 +369,12 @@ class basic_growing_filter {
     write(buffer_out{&bytes});
     return bytes;
   }
+  /// Bytes [offset, offset + out.size()) of to_bytes(), as the other filters' read_bytes.
+  std::uint64_t read_bytes(std::uint64_t offset, std::span<std::byte> out) const {
+    std::uint64_t size = 0;
+    write(range_out{offset, out, &size});
+    return size;
+  }
 
  private:
   basic_growing_filter(filter_source&& src, unsigned threads, const Allocator& alloc)

@@ -101,26 +101,43 @@ struct filter_config {
   /// its 64-bit word a bucket, and of equal memory the lowest expected rate).
   static filter_config for_rate(std::size_t capacity, double fpr,
                                 filter_kind kind = filter_kind::sequential) {
+    return least_among(capacity, fpr, kind, 0);
+  }
+  /// for_rate among the layouts of `slots` slots a bucket (2, 4 or 8): the one of least memory
+  /// that reaches `fpr` in such buckets.
+  static filter_config for_rate_with_slots(std::size_t capacity, double fpr, unsigned slots,
+                                           filter_kind kind = filter_kind::sequential) {
+    if (slots != 2 && slots != 4 && slots != 8) {
+      throw std::invalid_argument("ccf: slots per bucket must be 2, 4 or 8, not " +
+                                  std::to_string(slots));
+    }
+    return least_among(capacity, fpr, kind, slots);
+  }
+
+ private:
+  /// for_rate among the layouts of `slots` slots a bucket (0: any).
+  static filter_config least_among(std::size_t capacity, double fpr, filter_kind kind,
+                                   unsigned slots) {
+    const bool lockfree = kind == filter_kind::lockfree;
+    const auto allowed = [&](unsigned b, unsigned s) {
+      return (slots == 0 || s == slots) && (!lockfree || detail::versioned_layout_supported(b, s));
+    };
+    // Every lock-free bucket is one 64-bit word, whatever its tags fill of it.
+    const filter_params p =
+        lockfree ? detail::smallest_layout_among(capacity, fpr, allowed,
+                                                 [](unsigned, unsigned) { return 64.0; })
+                 : detail::smallest_layout_among(capacity, fpr, allowed);
+    if (p.fingerprint_bits == 0) {
+      throw std::invalid_argument(
+          std::string("ccf: no ") +
+          (lockfree ? "lock-free layout (at most 48 tag bits per bucket)" : "layout") +
+          (slots != 0 ? " of " + std::to_string(slots) + " slots a bucket" : std::string()) +
+          " reaches a false-positive rate of " + detail::params_format_double(fpr) +
+          (lockfree ? "" : " (32-bit fingerprints are the widest)"));
+    }
     filter_config c;
     c.capacity = capacity;
     c.kind = kind;
-    if (kind != filter_kind::lockfree) {
-      const filter_params p = smallest_layout_for(capacity, fpr);
-      c.fingerprint_bits = p.fingerprint_bits;
-      c.slots_per_bucket = p.slots_per_bucket;
-      return c;
-    }
-    // Every lock-free bucket is one 64-bit word, whatever its tags fill of it.
-    const filter_params p = detail::smallest_layout_among(
-        capacity, fpr,
-        [](unsigned b, unsigned s) { return detail::versioned_layout_supported(b, s); },
-        [](unsigned, unsigned) { return 64.0; });
-    if (p.fingerprint_bits == 0) {
-      throw std::invalid_argument(
-          "ccf: no lock-free layout (at most 48 tag bits per bucket) "
-          "reaches a false-positive rate of " +
-          detail::params_format_double(fpr));
-    }
     c.fingerprint_bits = p.fingerprint_bits;
     c.slots_per_bucket = p.slots_per_bucket;
     return c;
@@ -303,6 +320,16 @@ class basic_runtime_filter {
     detail::filter_source src(bytes);
     return basic_runtime_filter(src, kind, alloc);
   }
+  /// The header at the start of `first_bytes`, the beginning of a filter file whose rest may not
+  /// be there yet, checked as load() checks it before it reads the table (and before the checks
+  /// of the filter type it picks: key type, capacity, max kicks): ccf::format_error for a header
+  /// that is not a filter file's, or a static filter of a layout ccf does not build.
+  static filter_file_info read_header(std::span<const std::byte> first_bytes) {
+    detail::byte_source src(first_bytes);
+    const detail::file_header h = detail::read_header_only(src);
+    check_layout(h);
+    return detail::info_of(h);
+  }
 
   std::uint64_t hash_of(std::string_view key) const noexcept { return impl_->hash_of(key); }
   /// hash_of(key) of any runtime filter with this seed, before there is a filter (to hash keys
@@ -399,6 +426,11 @@ class basic_runtime_filter {
   void clear() { impl_->clear(); }
   void save(std::ostream& out) const { impl_->save(out); }
   std::vector<std::byte> to_bytes() const { return impl_->to_bytes(); }
+  /// Bytes [offset, offset + out.size()) of to_bytes() into `out` (those the file has), made
+  /// without the whole file in memory; returns the file's size.
+  std::uint64_t read_bytes(std::uint64_t offset, std::span<std::byte> out) const {
+    return impl_->read_bytes(offset, out);
+  }
 
  private:
   basic_runtime_filter(detail::filter_source& src, filter_kind kind, const Allocator& alloc)
@@ -421,15 +453,18 @@ class basic_runtime_filter {
   static std::unique_ptr<detail::runtime_model> from_file(detail::filter_source& src,
                                                           filter_kind kind,
                                                           const Allocator& alloc) {
-    const unsigned bits = src.header.fingerprint_bits, slots = src.header.slots_per_bucket;
-    const bool growing = is_growing(src.header);
+    check_layout(src.header);
+    return make_model(is_growing(src.header), src.header.fingerprint_bits,
+                      src.header.slots_per_bucket, kind, source{nullptr, &src, alloc});
+  }
+  static void check_layout(const detail::file_header& h) {
+    const unsigned bits = h.fingerprint_bits, slots = h.slots_per_bucket;
     const bool known_bits = bits == 4 || bits == 8 || bits == 12 || bits == 16 || bits == 32;
-    if (!growing && (!known_bits || (slots != 2 && slots != 4 && slots != 8))) {
+    if (!is_growing(h) && (!known_bits || (slots != 2 && slots != 4 && slots != 8))) {
       throw format_error("ccf: corrupt filter file (a layout of " + std::to_string(bits) +
                          "-bit fingerprints x " + std::to_string(slots) +
                          " slots, which ccf does not build)");
     }
-    return make_model(growing, bits, slots, kind, source{nullptr, &src, alloc});
   }
   static bool is_growing(const detail::file_header& h) noexcept {
     return h.alternate == static_cast<std::uint32_t>(detail::alternate_kind::growing);

@@ -72,6 +72,14 @@ def test_reserve_errors(r):
     # A rate no growing filter reaches names the best one (it printed "at best 0.000000").
     unreachable = error_of(r.execute_command, "CF.RESERVE", "x", 100, "ERROR", 1e-10)
     assert "at best 3.18512e-08" in unreachable
+    # The error names the option, not ccf's C++ functions.
+    for args in (("ERROR", 1e-300), ("ERROR", 1e-12, "BUCKETSIZE", 2), ("ERROR", 1e-10)):
+        error = error_of(r.execute_command, "CF.RESERVE", "x", 100, "EXPANSION", 0, *args)
+        assert error.startswith("ERROR rate not reached: no layout ") and "::" not in error, error
+    assert "of 2 slots a bucket" in error_of(r.execute_command, "CF.RESERVE", "x", 100,
+                                             "EXPANSION", 0, "ERROR", 1e-12, "BUCKETSIZE", 2)
+    assert error_of(r.execute_command, "CF.RESERVE", "x", 100, "ERROR", 1e-10).startswith(
+        "ERROR rate not reached: a growing filter reaches")
     assert "syntax" in error_of(r.execute_command, "CF.RESERVE", "x", 100, "COLOR", 2)
     assert "wrong number" in error_of(r.execute_command, "CF.RESERVE", "x")
     assert "wrong number" in error_of(r.execute_command, "CF.RESERVE", "x", 100, "EXPANSION")
@@ -84,6 +92,22 @@ def test_error_rate_picks_wider_fingerprints(r):
     r.execute_command("CF.RESERVE", "loose", 10000, "EXPANSION", 0, "ERROR", 0.05)
     r.execute_command("CF.RESERVE", "tight", 10000, "EXPANSION", 0, "ERROR", 0.0001)
     assert r.cf().info("tight").size > 1.5 * r.cf().info("loose").size
+
+
+def test_bucketsize_takes_the_narrowest_fingerprint_for_the_rate(r):
+    # BUCKETSIZE b took a fingerprint width from a bound that ignores the load: naming the bucket
+    # size the rate's own layout has doubled the table (1,041,416 bytes where 532,232 did).
+    for rate in (0.99, 0.5, 0.05, 0.001):
+        r.execute_command("CF.RESERVE", "auto", 1_000_000, "EXPANSION", 0, "ERROR", rate)
+        b = r.cf().info("auto").bucketSize
+        r.execute_command("CF.RESERVE", "named", 1_000_000, "EXPANSION", 0, "ERROR", rate,
+                          "BUCKETSIZE", b)
+        assert r.cf().info("named").size == r.cf().info("auto").size, rate
+        r.delete("auto", "named")
+    # Another bucket size takes its own smallest table that reaches the rate.
+    r.execute_command("CF.RESERVE", "two", 1_000_000, "EXPANSION", 0, "ERROR", 0.99,
+                      "BUCKETSIZE", 2)
+    assert r.cf().info("two").size < 1_300_000
 
 
 def test_add_exists_count_del(r):
@@ -194,6 +218,28 @@ def test_scandump_loadchunk_round_trip(r):
     assert dst.deletedNum == 1
 
 
+def test_scandump_at_any_iterator_is_that_part_of_the_dump(r):
+    # CF.SCANDUMP makes only the chunk asked for (it made the whole dump on every call): a chunk
+    # at any offset, across the module header, the filter file's header, the table and the
+    # trailer, is those bytes of the dump that DUMP's payload holds (made whole, by to_bytes()).
+    r.config_set("rdbcompression", "no")  # DUMP's payload then holds the dump's bytes as they are
+    cf = r.cf()
+    cf.insert("grow", [f"x{i}" for i in range(3000)])
+    cf.create("static", 3000, expansion=0)
+    cf.insert("static", [f"x{i}" for i in range(2000)])
+    for key in ("grow", "static"):
+        whole = dump_bytes(r, key)
+        payload = r.dump(key)
+        assert len(whole) > 1000 and whole[:40] in payload and whole[40:] in payload, key
+        for offset in (0, 1, 39, 40, 41, 119, 120, 121, 1000, len(whole) - 17, len(whole) - 1):
+            it, data = cf.scandump(key, offset + 1)
+            assert data == whole[offset:offset + 256], (key, offset)
+            assert it == offset + len(data) + 1
+        for offset in (len(whole), len(whole) + 1, 2**62):
+            assert cf.scandump(key, offset + 1) == [0, None], (key, offset)
+    r.config_set("rdbcompression", "yes")
+
+
 def test_loadchunk_replaces_and_checks_order(r):
     cf = r.cf()
     cf.insert("src", [f"x{i}" for i in range(3000)])
@@ -243,8 +289,10 @@ def test_loadchunk_rejects_garbage(r):
     broken[len(broken) // 2] ^= 0x40
     with pytest.raises(redis.ResponseError, match="invalid"):
         cf.loadchunk("bad", len(broken) + 1, bytes(broken))
-    # A header claiming a huge table, with nothing after it, waits for bytes it never gets.
+    # A header claiming a huge table (of buckets enough for its word count), with nothing after
+    # it, waits for bytes it never gets.
     huge = bytearray(whole[:120])
+    huge[40 + 24:40 + 32] = (1 << 38).to_bytes(8, "little")
     huge[40 + 56:40 + 64] = (1 << 40).to_bytes(8, "little")
     assert cf.loadchunk("bad", len(huge) + 1, bytes(huge)) == b"OK"
     assert r.memory_usage("bad") < 1 << 20
@@ -276,6 +324,49 @@ def test_a_refused_first_chunk_changes_nothing(r):
     for it, data in chunks[1:]:  # the restore under way goes on
         assert cf.loadchunk("pending", it, data) == b"OK"
     assert dump_bytes(r, "pending") == whole
+
+
+def test_a_first_chunk_with_headers_a_dump_never_has_changes_nothing(r):
+    # The first chunk of a longer dump was checked for its magic, versions and size alone: one
+    # whose other header fields the last chunk refuses replaced the key's filter, and the key
+    # was gone once the last chunk came.
+    cf = r.cf()
+    cf.insert("grow", [f"x{i}" for i in range(3000)])
+    cf.create("static", 3000, expansion=0, max_iterations=77)
+    cf.insert("static", [f"x{i}" for i in range(2000)])
+    cf.insert("kept", ["a", "b"])
+    kept = dump_bytes(r, "kept")
+
+    def first_chunk(key, fields):
+        it, data = scandump(r, key)[0]
+        assert it < len(dump_bytes(r, key))  # a dump of several chunks
+        data = bytearray(data)
+        for offset, value, width in fields:
+            data[offset:offset + width] = value.to_bytes(width, "little")
+        return it, bytes(data)
+
+    f = 40  # the filter file follows the module's 40-byte header
+    assert (cf.info("static").bucketSize, dump_bytes(r, "static")[f + 12]) == (8, 12)
+    forged = [("grow", [(12, 1, 4)], "bad module header"),  # bytes 12 to 15 are zero
+              ("grow", [(16, 10**6, 8)], "bad module header"),  # expansion past 32768
+              ("grow", [(24, 0, 8)], "bad module header"),  # max iterations 0
+              ("static", [(24, 78, 8)], "bad module header"),  # not the file's max kicks
+              ("static", [(f + 8, 9, 4)], "unsupported filter file version 9"),
+              ("static", [(f + 16, 3, 4)], "corrupt filter file"),  # 3 slots a bucket
+              ("grow", [(f + 24, 0, 8)], "corrupt filter file"),  # no buckets
+              # 24-bit fingerprints in buckets of 4: the words of 12 x 8, a layout not built
+              ("static", [(f + 12, 24, 4), (f + 16, 4, 4)], "which ccf does not build")]
+    for key, fields, message in forged:
+        it, data = first_chunk(key, fields)
+        with pytest.raises(redis.ResponseError, match=message):
+            cf.loadchunk("kept", it, data)
+        assert dump_bytes(r, "kept") == kept and cf.exists("kept", "a") == 1, (key, fields)
+    # The same chunks unchanged start a restore that completes.
+    for key in ("grow", "static"):
+        for it, data in scandump(r, key):
+            assert cf.loadchunk("copy", it, data) == b"OK"
+        assert dump_bytes(r, "copy") == dump_bytes(r, key)
+        r.delete("copy")
 
 
 def test_loadchunk_refuses_a_module_header_reserve_never_writes(r):

@@ -104,6 +104,15 @@ class basic_filter {
     write(buffer_out{&bytes});
     return bytes;
   }
+  /// Bytes [offset, offset + out.size()) of to_bytes() into `out` (those the file has: `out`
+  /// past its end is left as it was), made without the whole file in memory (in the time of a
+  /// save). Returns the file's size.
+  std::uint64_t read_bytes(std::uint64_t offset,
+                           std::span<std::byte> out) const requires has_file_format {
+    std::uint64_t size = 0;
+    write(range_out{offset, out, &size});
+    return size;
+  }
 
   bool insert(const Key& key) { return insert_hash(hash_of(key)); }
   bool contains(const Key& key) const { return contains_hash(hash_of(key)); }
