@@ -712,6 +712,26 @@ TEST(serialization, a_growing_file_full_of_uncounted_entries_does_not_double_on_
   EXPECT_LE(g.size_in_bytes(), 2 * table) << g.doublings() << " doublings";
 }
 
+// A growing filter's file with bits set past its last bucket loaded, and saved them back; a
+// static filter's was refused (the format says they are zero).
+TEST(serialization, a_growing_file_with_bits_past_the_last_bucket_is_refused) {
+  using G = ccf::growing_cuckoo_filter<std::uint64_t>;
+  for (std::size_t capacity : {std::size_t{1000}, std::size_t{200000}}) {  // kept hashes, split
+    G f(capacity, 0.05);
+    for (std::uint64_t k = 0; k < capacity / 2; ++k)
+      ASSERT_TRUE(f.insert(k));
+    const std::string good = as_string(f.to_bytes());
+    const std::size_t used = f.num_buckets() * 4 * f.fingerprint_bits();
+    ASSERT_EQ(used % 64, 0u);  // the buckets end a word: the spare word follows
+    const std::size_t spare_at = 80 + 5 * 8 + used / 8;
+    ASSERT_EQ(get_field(good, spare_at, 8), 0u);
+    std::string bad = good;
+    put_field(bad, spare_at, 0xdeadbeefcafef00d, 8);
+    EXPECT_THROW(G(as_span(resealed(bad))), ccf::format_error) << capacity;
+    EXPECT_EQ(as_string(G(as_span(good)).to_bytes()), good);
+  }
+}
+
 TEST(serialization, a_capacity_beyond_the_slots_is_refused) {
   // The capacity field was only reported: a file claiming 2^63 items for 1,000 loaded, and its
   // design rate said 1.

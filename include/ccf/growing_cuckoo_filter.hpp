@@ -338,7 +338,8 @@ class basic_growing_filter {
 
   std::size_t size() const noexcept { return model_->size(); }
   bool empty() const noexcept { return size() == 0; }
-  /// Items it takes before it next doubles.
+  /// Items it takes before it next doubles: 95 % of its slots (fewer once entries copied at splits
+  /// fill slots too, docs/growing.md, Memory).
   std::size_t capacity() const { return model_->capacity(); }
   std::size_t num_buckets() const { return model_->num_buckets(); }
   std::size_t size_in_tags() const { return model_->size_in_tags(); }
