@@ -129,20 +129,16 @@ void dump_bytes::read(std::size_t offset, std::size_t len, std::string& out) con
 }
 
 std::size_t read_dump_range(const cf_value& v, std::size_t offset, std::size_t len,
-                            std::string& out) {
-  out.assign(len, '\0');
+                            std::vector<std::byte>& out) {
   const std::string head = dump_header(v.meta());
-  std::size_t done = 0;
-  if (offset < head.size()) {
-    done = std::min(len, head.size() - offset);
-    std::memcpy(out.data(), head.data() + offset, done);
+  const std::size_t in_head = offset < head.size() ? std::min(len, head.size() - offset) : 0;
+  const std::size_t from = std::max(offset, head.size()) - head.size();
+  const std::uint64_t file = v.get().read_bytes(from, len - in_head, out);
+  if (in_head != 0) {
+    const auto* h = reinterpret_cast<const std::byte*>(head.data()) + offset;
+    out.insert(out.begin(), h, h + in_head);
   }
-  auto* rest = reinterpret_cast<std::byte*>(out.data() + done);
-  const std::size_t from = std::max(offset + done, head.size()) - head.size();
-  const std::uint64_t file = v.get().read_bytes(from, std::span<std::byte>(rest, len - done));
-  const std::size_t size = head.size() + static_cast<std::size_t>(file);
-  out.resize(offset < size ? std::min(len, size - offset) : 0);
-  return size;
+  return head.size() + static_cast<std::size_t>(file);
 }
 
 std::optional<std::size_t> dump_size(std::string_view prefix, std::string& error) {

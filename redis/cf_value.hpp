@@ -126,7 +126,7 @@ class dump_bytes {
 /// those the dump has: empty past its end), made without the whole dump in memory (CF.SCANDUMP).
 /// Returns the dump's size.
 std::size_t read_dump_range(const cf_value& v, std::size_t offset, std::size_t len,
-                            std::string& out);
+                            std::vector<std::byte>& out);
 
 /// The full size of the dump that starts with `prefix`; nullopt with `error` set when the prefix
 /// is not the start of a dump (or too short to say).
@@ -147,7 +147,8 @@ bool finish_pending(cf_value& v, std::string& error);
 /// else a pending value holding it; nullptr with `error` set when it is not the start of a dump.
 /// `check_headers`: refuse headers that the last chunk would (all but the checks that need the
 /// table); false for a restore under way read back (RDB, COPY), which a module that did not check
-/// them may have saved: its last chunk still refuses them.
+/// them may have saved: its last chunk still refuses them. (An AOF rewrite writes it as
+/// CF.LOADCHUNK commands, whose first chunk is checked when the AOF loads.)
 cf_value* load_first_chunk(std::string_view chunk, std::string& error, bool check_headers = true);
 
 }  // namespace ccf_redis

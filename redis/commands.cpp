@@ -49,9 +49,8 @@ struct reserve_options {
 /// Not for the master's commands on a replica, nor while loading: Redis applies those whatever
 /// its memory, and a refusal would make the replica or the restarted server differ.
 /// A table under small_table_bytes is left to deny-oom, which refuses writes once used memory is
-/// past maxmemory: it takes used memory at most 64 KiB past, as a SET of a 64 KiB value may, and
-/// the INFO this check makes costs as much as a CF.ADD that makes a filter of the default size
-/// (those ran 40 % slower with maxmemory set).
+/// past maxmemory, as a SET of a small value is: the INFO this check makes costs as much as a
+/// CF.ADD that makes a filter of the default size (those ran 40 % slower with maxmemory set).
 void check_maxmemory(api::context* ctx, std::uint64_t bytes) {
   if (bytes < small_table_bytes) return;
   const int flags = api::get_context_flags(ctx);

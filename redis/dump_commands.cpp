@@ -11,8 +11,10 @@
 // dump in full. A refused first chunk (bad headers, or a whole dump in one chunk that does not
 // load) is an error that changes nothing, as a refused RESTORE: the key keeps its filter, or the
 // restore under way. A dump found bad at a later chunk deletes the key it had replaced.
+#include <cstddef>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 
@@ -28,7 +30,7 @@ int scandump(api::context* ctx, api::string** argv, int argc) {
   if (s == key_handle::state::missing) return api::reply_with_error(ctx, err_not_found);
   if (s != key_handle::state::filter) return reply_not_filter(ctx, s);
   const std::size_t offset = *iter == 0 ? 0 : static_cast<std::size_t>(*iter - 1);
-  std::string chunk;
+  std::vector<std::byte> chunk;
   const std::size_t size = read_dump_range(*key.value(), offset, settings.chunk_size, chunk);
   api::reply_with_array(ctx, 2);
   if (offset >= size) {
@@ -36,7 +38,8 @@ int scandump(api::context* ctx, api::string** argv, int argc) {
     return api::reply_with_null(ctx);
   }
   api::reply_with_long_long(ctx, static_cast<long long>(offset + chunk.size() + 1));
-  return api::reply_with_string_buffer(ctx, chunk.data(), chunk.size());
+  return api::reply_with_string_buffer(ctx, reinterpret_cast<const char*>(chunk.data()),
+                                       chunk.size());
 }
 
 /// Appends a chunk to a pending value; when the dump is complete, loads it. An error text, or

@@ -5,13 +5,14 @@
 //                [DEFAULT_ERROR rate]
 //
 // CHUNK_SIZE: bytes per CF.SCANDUMP chunk and per CF.LOADCHUNK of an AOF rewrite (default 16 MiB,
-// at least 120: the first chunk of a dump holds its two headers; at most 512 MiB, Redis's default
-// proto-max-bulk-len). DEFAULT_CAPACITY (1024) and
+// at least 120: the first chunk of a dump holds its two headers; more than 512 MiB, Redis's
+// default proto-max-bulk-len, is taken as 512 MiB). DEFAULT_CAPACITY (1024) and
 // DEFAULT_ERROR (0.01): the filter that CF.ADD and CF.INSERT create for a missing key, and
 // CF.RESERVE's rate when it has no ERROR option; replicas and the AOF get the filter's parameters
 // spelled out (commands.cpp), so theirs never apply to the master's commands.
 #include <ccf/version.hpp>
 
+#include <algorithm>
 #include <exception>
 
 #include "cf_type.hpp"
@@ -36,15 +37,21 @@ bool parse_arguments(api::context* ctx, api::string** argv, int argc) {
     const std::optional<long long> n = to_integer(argv[i + 1]);
     double rate = 0;
     if (is_keyword(name, "CHUNK_SIZE")) {
-      if (!n || *n < static_cast<long long>(min_chunk_size) ||
-          *n > static_cast<long long>(max_chunk_size)) {
+      if (!n || *n < static_cast<long long>(min_chunk_size)) {
         api::log_message(ctx, "warning",
-                         "ccf: CHUNK_SIZE must be %zu to %zu bytes (a dump's two headers; Redis's "
-                         "default proto-max-bulk-len, the longest chunk CF.LOADCHUNK takes)",
-                         min_chunk_size, max_chunk_size);
+                         "ccf: CHUNK_SIZE must be at least %zu bytes (a dump's two headers)",
+                         min_chunk_size);
         return false;
       }
-      settings.chunk_size = static_cast<std::size_t>(*n);
+      // Larger chunks would not go through CF.LOADCHUNK under the default proto-max-bulk-len;
+      // a server configured with them before the bound still starts.
+      if (*n > static_cast<long long>(max_chunk_size)) {
+        api::log_message(ctx, "warning",
+                         "ccf: CHUNK_SIZE %lld is taken as %zu bytes (Redis's default "
+                         "proto-max-bulk-len, the longest chunk CF.LOADCHUNK takes)",
+                         *n, max_chunk_size);
+      }
+      settings.chunk_size = std::min(static_cast<std::size_t>(*n), max_chunk_size);
     } else if (is_keyword(name, "DEFAULT_CAPACITY") && n && *n >= 1 && *n <= max_capacity) {
       settings.default_capacity = static_cast<std::size_t>(*n);
     } else if (is_keyword(name, "DEFAULT_ERROR") &&

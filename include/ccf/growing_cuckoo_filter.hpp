@@ -370,10 +370,12 @@ class basic_growing_filter {
     write(buffer_out{&bytes});
     return bytes;
   }
-  /// Bytes [offset, offset + out.size()) of to_bytes(), as the other filters' read_bytes.
-  std::uint64_t read_bytes(std::uint64_t offset, std::span<std::byte> out) const {
+  /// Bytes [offset, offset + len) of to_bytes() in `out`, as the other filters' read_bytes.
+  std::uint64_t read_bytes(std::uint64_t offset, std::uint64_t len,
+                           std::vector<std::byte>& out) const {
+    out.clear();
     std::uint64_t size = 0;
-    write(range_out{offset, out, &size});
+    write(range_out{offset, len, &out, &size});
     return size;
   }
 

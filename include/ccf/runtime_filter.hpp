@@ -426,10 +426,11 @@ class basic_runtime_filter {
   void clear() { impl_->clear(); }
   void save(std::ostream& out) const { impl_->save(out); }
   std::vector<std::byte> to_bytes() const { return impl_->to_bytes(); }
-  /// Bytes [offset, offset + out.size()) of to_bytes() into `out` (those the file has), made
-  /// without the whole file in memory; returns the file's size.
-  std::uint64_t read_bytes(std::uint64_t offset, std::span<std::byte> out) const {
-    return impl_->read_bytes(offset, out);
+  /// Bytes [offset, offset + len) of to_bytes(), those the file has, in `out`, made without the
+  /// whole file in memory (each call a snapshot of its own); returns the file's size.
+  std::uint64_t read_bytes(std::uint64_t offset, std::uint64_t len,
+                           std::vector<std::byte>& out) const {
+    return impl_->read_bytes(offset, len, out);
   }
 
  private:

@@ -584,7 +584,8 @@ class growing_filter final : public py_filter {
 
 namespace pybind11::detail {
 
-/// Every method takes its filter through this caster. An instance made by
+/// Every method bound on ccf.Filter takes its filter through this caster (a method bound on a
+/// derived class would not: bind methods on Filter). An instance made by
 /// `CuckooFilter.__new__(CuckooFilter)` and never given to `__init__` holds no filter (pybind11
 /// would hand its methods uninitialised memory): such an instance raises TypeError instead.
 template <>

@@ -94,7 +94,7 @@ def test_error_rate_picks_wider_fingerprints(r):
     assert r.cf().info("tight").size > 1.5 * r.cf().info("loose").size
 
 
-def test_bucketsize_takes_the_narrowest_fingerprint_for_the_rate(r):
+def test_bucketsize_takes_the_smallest_table_for_the_rate(r):
     # BUCKETSIZE b took a fingerprint width from a bound that ignores the load: naming the bucket
     # size the rate's own layout has doubled the table (1,041,416 bytes where 532,232 did).
     for rate in (0.99, 0.5, 0.05, 0.001):
@@ -222,22 +222,24 @@ def test_scandump_at_any_iterator_is_that_part_of_the_dump(r):
     # CF.SCANDUMP makes only the chunk asked for (it made the whole dump on every call): a chunk
     # at any offset, across the module header, the filter file's header, the table and the
     # trailer, is those bytes of the dump that DUMP's payload holds (made whole, by to_bytes()).
-    r.config_set("rdbcompression", "no")  # DUMP's payload then holds the dump's bytes as they are
     cf = r.cf()
     cf.insert("grow", [f"x{i}" for i in range(3000)])
     cf.create("static", 3000, expansion=0)
     cf.insert("static", [f"x{i}" for i in range(2000)])
-    for key in ("grow", "static"):
+    r.config_set("rdbcompression", "no")  # DUMP's payload then holds the dump's bytes as they are
+    try:
+        payloads = {key: r.dump(key) for key in ("grow", "static")}
+    finally:
+        r.config_set("rdbcompression", "yes")
+    for key, payload in payloads.items():
         whole = dump_bytes(r, key)
-        payload = r.dump(key)
         assert len(whole) > 1000 and whole[:40] in payload and whole[40:] in payload, key
         for offset in (0, 1, 39, 40, 41, 119, 120, 121, 1000, len(whole) - 17, len(whole) - 1):
             it, data = cf.scandump(key, offset + 1)
             assert data == whole[offset:offset + 256], (key, offset)
             assert it == offset + len(data) + 1
-        for offset in (len(whole), len(whole) + 1, 2**62):
+        for offset in (len(whole), len(whole) + 1, 2**62, 2**63 - 2):
             assert cf.scandump(key, offset + 1) == [0, None], (key, offset)
-    r.config_set("rdbcompression", "yes")
 
 
 def test_loadchunk_replaces_and_checks_order(r):

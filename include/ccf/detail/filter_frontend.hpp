@@ -104,13 +104,15 @@ class basic_filter {
     write(buffer_out{&bytes});
     return bytes;
   }
-  /// Bytes [offset, offset + out.size()) of to_bytes() into `out` (those the file has: `out`
-  /// past its end is left as it was), made without the whole file in memory (in the time of a
-  /// save). Returns the file's size.
-  std::uint64_t read_bytes(std::uint64_t offset,
-                           std::span<std::byte> out) const requires has_file_format {
+  /// Bytes [offset, offset + len) of to_bytes(), those the file has, in `out` (replacing what it
+  /// held), made without the whole file in memory, in the time of a save. Returns the file's
+  /// size. Each call is a snapshot of its own: parts read by several calls while other threads
+  /// change the filter do not make one file.
+  std::uint64_t read_bytes(std::uint64_t offset, std::uint64_t len,
+                           std::vector<std::byte>& out) const requires has_file_format {
+    out.clear();
     std::uint64_t size = 0;
-    write(range_out{offset, out, &size});
+    write(range_out{offset, len, &out, &size});
     return size;
   }
 

@@ -19,11 +19,15 @@ namespace ccf::detail {
 
 class plain_counter {
  public:
-  /// Never below zero (as sharded_counter::get()): an erase of an entry that was never counted
-  /// (a copy made at a split, a forged file's) leaves 0.
+  /// Never below zero (sharded_counter::get() reads 0 there too): an erase of an entry that was
+  /// never counted (a copy made at a split, a forged file's) leaves 0.
   void add(std::ptrdiff_t d) noexcept {
-    const auto change = static_cast<std::size_t>(d);
-    n_ = d >= 0 ? n_ + change : (n_ > 0 - change ? n_ + change : 0);
+    if (d >= 0) {
+      n_ += static_cast<std::size_t>(d);
+    } else {
+      const std::size_t down = std::size_t{0} - static_cast<std::size_t>(d);  // -d, for any d
+      n_ = n_ > down ? n_ - down : 0;
+    }
   }
   std::size_t get() const noexcept { return n_; }
   void reset() noexcept { n_ = 0; }

@@ -49,7 +49,8 @@ class runtime_model {
   virtual void clear() = 0;
   virtual void save(std::ostream& out) const = 0;
   virtual std::vector<std::byte> to_bytes() const = 0;
-  virtual std::uint64_t read_bytes(std::uint64_t offset, std::span<std::byte> out) const = 0;
+  virtual std::uint64_t read_bytes(std::uint64_t offset, std::uint64_t len,
+                                   std::vector<std::byte>& out) const = 0;
   /// A model that holds this one's filter, moved out of it: this one keeps the moved-from filter,
   /// an empty one (what a moved-from runtime filter holds).
   virtual std::unique_ptr<runtime_model> take() = 0;
@@ -99,8 +100,9 @@ class forwarding_model : public runtime_model {
   void clear() override { f_.clear(); }
   void save(std::ostream& out) const override { f_.save(out); }
   std::vector<std::byte> to_bytes() const override { return f_.to_bytes(); }
-  std::uint64_t read_bytes(std::uint64_t offset, std::span<std::byte> out) const override {
-    return f_.read_bytes(offset, out);
+  std::uint64_t read_bytes(std::uint64_t offset, std::uint64_t len,
+                           std::vector<std::byte>& out) const override {
+    return f_.read_bytes(offset, len, out);
   }
 
  protected:

@@ -472,20 +472,21 @@ struct buffer_out {
   }
 };
 
-/// Output of which bytes [from, from + into.size()) are kept (those the stream has) and the rest
-/// only counted: a part of a file, made without the whole file in memory.
+/// Output of which bytes [from, from + limit) are appended to `into` (those the stream has) and
+/// the rest only counted: a part of a file, made without the whole file in memory.
 struct range_out {
   std::uint64_t from;
-  std::span<std::byte> into;
+  std::uint64_t limit;
+  std::vector<std::byte>* into;
   std::uint64_t* streamed;  // bytes given so far: the file's size once it is written
   void operator()(const unsigned char* p, std::size_t n) const {
     const std::uint64_t at = *streamed;
     *streamed += n;
     const std::uint64_t lo = std::max(at, from);
-    const std::uint64_t hi = std::min<std::uint64_t>(at + n, from + into.size());
-    if (lo < hi) {
-      std::memcpy(into.data() + (lo - from), p + (lo - at), static_cast<std::size_t>(hi - lo));
-    }
+    if (lo >= at + n || lo - from >= limit) return;
+    const auto* bytes = reinterpret_cast<const std::byte*>(p) + (lo - at);
+    const std::uint64_t take = std::min<std::uint64_t>(at + n - lo, limit - (lo - from));
+    into->insert(into->end(), bytes, bytes + take);
   }
 };
 
