@@ -30,6 +30,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cstddef>
@@ -44,6 +45,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ccf/allocator.hpp"
@@ -85,10 +87,13 @@ class growing_model {
   virtual unsigned splits() const = 0;
   virtual void clear() = 0;
   /// Saving, with writers paused: start(header with the table's fields, whether hashes are kept,
-  /// how many), then word() for every table word and kept hash; returns the item count.
-  using save_start = std::function<void(file_header&, bool, std::size_t)>;
-  virtual std::size_t save(const save_start& start,
-                           const std::function<void(std::uint64_t)>& word) const = 0;
+  /// how many) returns the table's words to write, [first, last); then word(index, w) for those
+  /// and for every kept hash, by their index among the words after the prefix (the table's
+  /// words, then the hashes); returns the item count.
+  using word_span = std::pair<std::size_t, std::size_t>;
+  using save_start = std::function<word_span(file_header&, bool, std::size_t)>;
+  using save_word = std::function<void(std::size_t, std::uint64_t)>;
+  virtual std::size_t save(const save_start& start, const save_word& word) const = 0;
   /// Loading: the words the table of header h takes; then the table; then what it holds.
   virtual std::size_t table_words(const file_header& h) const = 0;
   virtual std::size_t load_table(const file_header& h, word_reader& words) = 0;
@@ -125,8 +130,7 @@ class growing_model_of final : public growing_model {
   unsigned splits() const override { return core_.splits(); }
 
   void clear() override { core_.clear(); }
-  std::size_t save(const save_start& start,
-                   const std::function<void(std::uint64_t)>& word) const override {
+  std::size_t save(const save_start& start, const save_word& word) const override {
     return core_.with_writers_paused([&] {
       return core_.with_state([&](const typename core_type::state& s) {
         file_header h;
@@ -137,10 +141,14 @@ class growing_model_of final : public growing_model {
         std::vector<std::uint64_t> hashes;
         const bool keeps_hashes = core_.keeps_hashes();
         if (keeps_hashes) core_.for_each_hash([&](std::uint64_t x) { hashes.push_back(x); });
-        start(h, keeps_hashes, hashes.size());
-        s.table->save_canonical(word);
+        const std::size_t table_words = h.word_count;
+        const auto [first, last] = start(h, keeps_hashes, hashes.size());
+        std::size_t k = first;
+        auto table_word = [&](std::uint64_t w) { word(k++, w); };
+        s.table->save_canonical_words(first, last, table_word);
+        k = table_words;
         for (std::uint64_t x : hashes)
-          word(x);
+          word(k++, x);
         return core_.size();
       });
     });
@@ -374,8 +382,34 @@ class basic_growing_filter {
   std::uint64_t read_bytes(std::uint64_t offset, std::uint64_t len,
                            std::vector<std::byte>& out) const {
     out.clear();
-    std::uint64_t size = 0;
-    write(range_out{offset, len, &out, &size});
+    std::uint64_t size = 0, streamed = 0;
+    std::optional<window_writer> window;
+    std::optional<word_writer<range_out>> whole;
+    const auto start = [&](file_header& h, bool keeps_hashes, std::size_t kept) {
+      const auto prefix = fill_header(h, keeps_hashes, kept);
+      size = h.file_bytes();
+      if (window_writer::fits(h, offset, len)) {
+        window.emplace(h, offset, len, out);
+        for (std::size_t k = 0; k < prefix.size(); ++k)
+          window->put(k, prefix[k]);
+        const auto table = [&](std::uint64_t k) {
+          return static_cast<std::size_t>(k - std::min<std::uint64_t>(k, prefix.size()));
+        };
+        return growing_model::word_span{table(window->first_word()), table(window->end_word())};
+      }
+      if (offset < size) {
+        whole.emplace(range_out{offset, len, &out, &streamed}, h);
+        for (std::uint64_t w : prefix)
+          (*whole)(w);
+        return growing_model::word_span{0, static_cast<std::size_t>(h.word_count)};
+      }
+      return growing_model::word_span{0, 0};
+    };
+    const std::size_t items = model_->save(start, [&](std::size_t k, std::uint64_t w) {
+      if (window) window->put(growing_prefix_words + k, w);
+      if (whole) (*whole)(w);
+    });
+    if (whole) whole->finish(items);
     return size;
   }
 
@@ -526,26 +560,34 @@ class basic_growing_filter {
     return h;
   }
 
+  /// Completes the header of a file whose table fields the model filled, and returns the words
+  /// between the header and the table.
+  std::array<std::uint64_t, growing_prefix_words> fill_header(file_header& h, bool keeps_hashes,
+                                                              std::size_t kept) const {
+    h.fingerprint_bits = width_;
+    h.slots_per_bucket = growing_slots;
+    h.alternate = static_cast<std::uint32_t>(alternate_kind::growing);
+    h.seed = seed_;
+    h.max_kicks = growing_max_kicks;
+    h.hash_probe = hash_probe<Key, Hash>(key_seed_);
+    h.word_count += growing_prefix_words + kept;
+    return {std::bit_cast<std::uint64_t>(target_), max_doublings_, model_->doublings(),
+            keeps_hashes ? 1u : 0u, kept};
+  }
+
   /// Streams the file: header, prefix words, table, hashes kept, trailer.
   template <class Out>
   void write(Out out) const {
     std::optional<word_writer<Out>> writer;
     const auto start = [&](file_header& h, bool keeps_hashes, std::size_t kept) {
-      h.fingerprint_bits = width_;
-      h.slots_per_bucket = growing_slots;
-      h.alternate = static_cast<std::uint32_t>(alternate_kind::growing);
-      h.seed = seed_;
-      h.max_kicks = growing_max_kicks;
-      h.hash_probe = hash_probe<Key, Hash>(key_seed_);
-      h.word_count += growing_prefix_words + kept;
+      const auto prefix = fill_header(h, keeps_hashes, kept);
       writer.emplace(std::move(out), h);
-      (*writer)(std::bit_cast<std::uint64_t>(target_));
-      (*writer)(max_doublings_);
-      (*writer)(model_->doublings());
-      (*writer)(keeps_hashes ? 1 : 0);
-      (*writer)(kept);
+      for (std::uint64_t w : prefix)
+        (*writer)(w);
+      return growing_model::word_span{0, static_cast<std::size_t>(h.word_count)};
     };
-    const std::size_t items = model_->save(start, [&](std::uint64_t w) { (*writer)(w); });
+    const std::size_t items =
+        model_->save(start, [&](std::size_t, std::uint64_t w) { (*writer)(w); });
     writer->finish(items);
   }
 

@@ -11,8 +11,10 @@
 // even while other threads change the table.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 
 #include "ccf/detail/packed_tag_layout.hpp"
 #include "ccf/detail/serialization.hpp"
@@ -93,28 +95,41 @@ struct canonical_table {
     return num_buckets * Layout::slots - free;
   }
 
+  /// Writes the canonical form with sink(word); returns the item count.
   template <class Table, class Sink>
   static std::size_t save(const Table& t, std::size_t num_buckets, Sink& sink) {
+    save_words(t, num_buckets, 0, words(num_buckets), sink);
+    return count_items(t, num_buckets);
+  }
+  /// Writes words [first, last) of the canonical form (those it has) with sink(word), reading
+  /// only the buckets they hold.
+  template <class Table, class Sink>
+  static void save_words(const Table& t, std::size_t num_buckets, std::size_t first,
+                         std::size_t last, Sink& sink) {
+    last = std::min(last, words(num_buckets));
     if constexpr (Layout::versioned) {
-      bit_writer out;
-      std::size_t written = 0;
-      auto counted = [&](std::uint64_t w) {
-        sink(w);
-        ++written;
+      // Start at the last bucket before `first` that begins on a word boundary: every
+      // lcm(64, bucket bits) bits, a bucket and a word begin together.
+      constexpr std::size_t bucket_bits = std::size_t{Layout::slots} * Layout::tag_bits;
+      constexpr std::size_t period_words = std::lcm(std::size_t{64}, bucket_bits) / 64;
+      std::size_t k = first / period_words * period_words;
+      const auto windowed = [&](std::uint64_t w) {
+        if (k >= first && k < last) sink(w);
+        ++k;
       };
-      for (std::size_t i = 0; i < num_buckets; ++i) {
+      bit_writer out;
+      for (std::size_t i = k * 64 / bucket_bits; i < num_buckets && k < last; ++i) {
         const auto b = t.load(i);
         for (unsigned j = 0; j < Layout::slots; ++j)
-          out.put(Layout::get(b, j), Layout::tag_bits, counted);
+          out.put(Layout::get(b, j), Layout::tag_bits, windowed);
       }
-      out.flush(counted);
-      for (; written < words(num_buckets); ++written)
-        sink(0);
+      out.flush(windowed);
+      while (k < last)
+        windowed(0);
     } else {
-      for (std::size_t k = 0; k < t.words().size(); ++k)
+      for (std::size_t k = first; k < std::min(last, t.words().size()); ++k)
         sink(t.load_word(k));
     }
-    return count_items(t, num_buckets);
   }
 
   template <class Table, class Source>

@@ -433,6 +433,14 @@ class cuckoo_engine {
     return protocol_.exclusive(
         table_, [&] { return canonical_table<Layout>::save(table_, num_buckets(), sink); });
   }
+  /// Words [first, last) of the canonical form with sink(word), from a consistent snapshot.
+  template <class Sink>
+  void save_canonical_words(std::size_t first, std::size_t last, Sink& sink) const {
+    protocol_.exclusive(table_, [&] {
+      canonical_table<Layout>::save_words(table_, num_buckets(), first, last, sink);
+      return 0;
+    });
+  }
   /// Fills a fresh table from canonical words read with source(); returns the item count, or
   /// throws format_error when bits past the last bucket are set.
   template <class Source>

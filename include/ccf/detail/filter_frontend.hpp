@@ -105,15 +105,25 @@ class basic_filter {
     return bytes;
   }
   /// Bytes [offset, offset + len) of to_bytes(), those the file has, in `out` (replacing what it
-  /// held), made without the whole file in memory, in the time of a save. Returns the file's
-  /// size. Each call is a snapshot of its own: parts read by several calls while other threads
-  /// change the filter do not make one file.
+  /// held), made without the whole file in memory. Returns the file's size. Bytes before the
+  /// trailer take the time of their own words; a range that reaches the trailer (item count and
+  /// checksum) takes the time of a save. Each call is a snapshot of its own: parts read by
+  /// several calls while other threads change the filter do not make one file.
   std::uint64_t read_bytes(std::uint64_t offset, std::uint64_t len,
                            std::vector<std::byte>& out) const requires has_file_format {
     out.clear();
-    std::uint64_t size = 0;
-    write(range_out{offset, len, &out, &size});
-    return size;
+    const file_header h = header();
+    if (window_writer::fits(h, offset, len)) {
+      window_writer window(h, offset, len, out);
+      auto put = [&window, k = window.first_word()](std::uint64_t w) mutable {
+        window.put(k++, w);
+      };
+      engine_.save_canonical_words(window.first_word(), window.end_word(), put);
+    } else if (offset < h.file_bytes()) {
+      std::uint64_t size = 0;
+      write(range_out{offset, len, &out, &size});
+    }
+    return h.file_bytes();
   }
 
   bool insert(const Key& key) { return insert_hash(hash_of(key)); }
@@ -317,8 +327,8 @@ class basic_filter {
     return h;
   }
 
-  template <class Out>
-  void write(Out out) const {
+  /// The header of this filter's file.
+  file_header header() const {
     file_header h;
     h.fingerprint_bits = fingerprint_bits;
     h.slots_per_bucket = slots_per_bucket;
@@ -330,7 +340,11 @@ class basic_filter {
     h.capacity = capacity();
     h.word_count = canonical_table<typename Engine::layout_type>::words(num_buckets());
     h.hash_probe = hash_probe<Key, Hash>(key_seed_);
-    word_writer<Out> writer(std::move(out), h);
+    return h;
+  }
+  template <class Out>
+  void write(Out out) const {
+    word_writer<Out> writer(std::move(out), header());
     const std::size_t items = engine_.save_canonical(writer);
     writer.finish(items);
   }

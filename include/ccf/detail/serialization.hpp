@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -85,11 +86,19 @@ struct file_header {
 };
 
 inline void put_le(unsigned char* p, std::uint64_t v, int bytes) noexcept {
+  if (std::endian::native == std::endian::little && bytes == 8) {
+    std::memcpy(p, &v, 8);  // one store: a table's words are written this way
+    return;
+  }
   for (int i = 0; i < bytes; ++i)
     p[i] = static_cast<unsigned char>(v >> (8 * i));
 }
 inline std::uint64_t get_le(const unsigned char* p, int bytes) noexcept {
   std::uint64_t v = 0;
+  if (std::endian::native == std::endian::little && bytes == 8) {
+    std::memcpy(&v, p, 8);
+    return v;
+  }
   for (int i = 0; i < bytes; ++i)
     v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
   return v;
@@ -488,6 +497,48 @@ struct range_out {
     const std::uint64_t take = std::min<std::uint64_t>(at + n - lo, limit - (lo - from));
     into->insert(into->end(), bytes, bytes + take);
   }
+};
+
+/// Bytes [from, from + limit) of a file that end before its trailer (fits()), made from its
+/// header and the words they cover alone: no checksum is needed, so a part of a large table
+/// costs the part's bytes, not the table's. Words are put by their index among the words after
+/// the header, in increasing order; those outside [first_word(), end_word()) are ignored.
+class window_writer {
+ public:
+  /// Whether bytes [from, from + limit) of a file of header h hold no trailer byte and at least
+  /// one byte of the file (or none at all, for a limit of 0 inside it).
+  static bool fits(const file_header& h, std::uint64_t from, std::uint64_t limit) noexcept {
+    const std::uint64_t words_end = file_header_bytes + h.word_count * 8;
+    return from < words_end && limit <= words_end - from;
+  }
+  window_writer(const file_header& h, std::uint64_t from, std::uint64_t limit,
+                std::vector<std::byte>& into)
+      : out_{from, limit, &into, &at_} {
+    into.reserve(into.size() + static_cast<std::size_t>(limit));
+    const header_bytes bytes = encode_header(h);
+    out_(bytes.data(), bytes.size());
+  }
+  window_writer(const window_writer&) = delete;  // out_ points at at_
+  window_writer& operator=(const window_writer&) = delete;
+
+  std::uint64_t first_word() const noexcept {
+    return out_.from < file_header_bytes ? 0 : (out_.from - file_header_bytes) / 8;
+  }
+  std::uint64_t end_word() const noexcept {
+    const std::uint64_t end = out_.from + out_.limit;
+    return end <= file_header_bytes ? 0 : (end - file_header_bytes + 7) / 8;
+  }
+  void put(std::uint64_t index, std::uint64_t w) {
+    if (index < first_word() || index >= end_word()) return;
+    std::array<unsigned char, 8> bytes{};
+    put_le(bytes.data(), w, 8);
+    at_ = file_header_bytes + index * 8;
+    out_(bytes.data(), bytes.size());
+  }
+
+ private:
+  std::uint64_t at_ = 0;
+  range_out out_;
 };
 
 }  // namespace detail
