@@ -409,6 +409,7 @@ class basic_growing_filter {
       if (window) window->put(growing_prefix_words + k, w);
       if (whole) (*whole)(w);
     });
+    if (window) window->finish();
     if (whole) whole->finish(items);
     return size;
   }

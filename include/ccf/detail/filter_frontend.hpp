@@ -119,6 +119,7 @@ class basic_filter {
         window.put(k++, w);
       };
       engine_.save_canonical_words(window.first_word(), window.end_word(), put);
+      window.finish();
     } else if (offset < h.file_bytes()) {
       std::uint64_t size = 0;
       write(range_out{offset, len, &out, &size});

@@ -502,7 +502,8 @@ struct range_out {
 /// Bytes [from, from + limit) of a file that end before its trailer (fits()), made from its
 /// header and the words they cover alone: no checksum is needed, so a part of a large table
 /// costs the part's bytes, not the table's. Words are put by their index among the words after
-/// the header, in increasing order; those outside [first_word(), end_word()) are ignored.
+/// the header, in increasing order; those outside [first_word(), end_word()) are ignored;
+/// finish() writes the last of them.
 class window_writer {
  public:
   /// Whether bytes [from, from + limit) of a file of header h hold no trailer byte and at least
@@ -530,15 +531,23 @@ class window_writer {
   }
   void put(std::uint64_t index, std::uint64_t w) {
     if (index < first_word() || index >= end_word()) return;
-    std::array<unsigned char, 8> bytes{};
-    put_le(bytes.data(), w, 8);
-    at_ = file_header_bytes + index * 8;
-    out_(bytes.data(), bytes.size());
+    const std::uint64_t at = file_header_bytes + index * 8;
+    if (fill_ == buffer_.size() || (fill_ != 0 && at != at_ + fill_)) finish();
+    if (fill_ == 0) at_ = at;
+    put_le(&buffer_[fill_], w, 8);
+    fill_ += 8;
+  }
+  /// Writes the words put and not written yet.
+  void finish() {
+    out_(buffer_.data(), fill_);
+    fill_ = 0;
   }
 
  private:
-  std::uint64_t at_ = 0;
+  std::uint64_t at_ = 0;  // the file offset of buffer_[0]
   range_out out_;
+  std::array<unsigned char, 8192> buffer_{};
+  std::size_t fill_ = 0;
 };
 
 }  // namespace detail
