@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "ccf/cuckoo_filter.hpp"
 #include "ccf/growing_cuckoo_filter.hpp"
 #include "ccf/lockfree_cuckoo_filter.hpp"
+#include "ccf/runtime_filter.hpp"
 
 namespace {
 
@@ -109,6 +111,19 @@ TEST(file_parts, growing_filters_with_and_without_kept_hashes) {
   expect_every_part_is_the_file_s(large);
   expect_every_part_is_the_file_s(concurrent);
   expect_every_part_is_the_file_s(ccf::growing_cuckoo_filter<u64>(10, 0.1));
+}
+
+// The runtime filter (what the Redis module and the tool hold) passes parts through its model.
+TEST(file_parts, runtime_filters_of_both_kinds) {
+  ccf::runtime_filter fixed(ccf::filter_config::for_rate(20000, 0.01));
+  ccf::runtime_filter growing(ccf::filter_config::growing_for_rate(1000, 0.01));
+  for (int k = 0; k < 15000; ++k) {
+    const std::string key = std::to_string(k * 7919);
+    ASSERT_TRUE(fixed.insert(key));
+    ASSERT_TRUE(growing.insert(key));
+  }
+  expect_every_part_is_the_file_s(fixed);
+  expect_every_part_is_the_file_s(growing);
 }
 
 // Parts are snapshots taken while other threads insert: each has the length the file it was cut

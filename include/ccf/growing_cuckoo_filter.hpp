@@ -397,7 +397,7 @@ class basic_growing_filter {
         };
         return growing_model::word_span{table(window->first_word()), table(window->end_word())};
       }
-      if (offset < size) {
+      if (offset < size && len != 0) {
         whole.emplace(range_out{offset, len, &out, &streamed}, h);
         for (std::uint64_t w : prefix)
           (*whole)(w);

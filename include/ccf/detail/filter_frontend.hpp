@@ -106,9 +106,10 @@ class basic_filter {
   }
   /// Bytes [offset, offset + len) of to_bytes(), those the file has, in `out` (replacing what it
   /// held), made without the whole file in memory. Returns the file's size. Bytes before the
-  /// trailer take the time of their own words; a range that reaches the trailer (item count and
-  /// checksum) takes the time of a save. Each call is a snapshot of its own: parts read by
-  /// several calls while other threads change the filter do not make one file.
+  /// trailer take the time of their own words (and of the snapshot: a lock-free filter seals
+  /// every word); a range that reaches the trailer (item count and checksum) takes the time of a
+  /// save. Each call is a snapshot of its own: parts read by several calls while other threads
+  /// change the filter do not make one file.
   std::uint64_t read_bytes(std::uint64_t offset, std::uint64_t len,
                            std::vector<std::byte>& out) const requires has_file_format {
     out.clear();
@@ -120,7 +121,7 @@ class basic_filter {
       };
       engine_.save_canonical_words(window.first_word(), window.end_word(), put);
       window.finish();
-    } else if (offset < h.file_bytes()) {
+    } else if (offset < h.file_bytes() && len != 0) {
       std::uint64_t size = 0;
       write(range_out{offset, len, &out, &size});
     }
