@@ -215,6 +215,69 @@ std::unique_ptr<growing_model> make_growing_model(unsigned width, std::size_t ca
 /// The words a growing filter's file holds before its table: target rate, max doublings,
 /// doublings done, whether it keeps hashes, how many.
 inline constexpr std::size_t growing_prefix_words = 5;
+using growing_prefix = std::array<std::uint64_t, growing_prefix_words>;
+
+/// A growing filter's whole file streamed to Out (header, prefix words, table, hashes kept,
+/// trailer), as a part that basic_growing_filter::write_part makes.
+template <class Out>
+class growing_whole_file {
+ public:
+  explicit growing_whole_file(Out out) : out_(std::move(out)) {}
+  growing_model::word_span start(const file_header& h, const growing_prefix& prefix) {
+    writer_.emplace(std::move(out_), h);
+    for (std::uint64_t w : prefix)
+      (*writer_)(w);
+    return {0, static_cast<std::size_t>(h.word_count)};
+  }
+  void put(std::size_t, std::uint64_t w) { (*writer_)(w); }
+  void finish(std::size_t items) { writer_->finish(items); }
+
+ private:
+  Out out_;
+  std::optional<word_writer<Out>> writer_;
+};
+
+/// Bytes [offset, offset + len) of a growing filter's file, those it has, in `into`: from the
+/// words they cover alone where they end before the trailer (window_writer), else from the
+/// whole file streamed; size() is the file's.
+class growing_file_range {
+ public:
+  growing_file_range(std::uint64_t offset, std::uint64_t len, std::vector<std::byte>& into)
+      : offset_(offset), len_(len), into_(&into) {}
+  growing_model::word_span start(const file_header& h, const growing_prefix& prefix) {
+    size_ = h.file_bytes();
+    if (window_writer::fits(h, offset_, len_)) {
+      window_.emplace(h, offset_, len_, *into_);
+      for (std::size_t k = 0; k < prefix.size(); ++k)
+        window_->put(k, prefix[k]);
+      const auto table = [](std::uint64_t k) {
+        return static_cast<std::size_t>(k - std::min<std::uint64_t>(k, growing_prefix_words));
+      };
+      return {table(window_->first_word()), table(window_->end_word())};
+    }
+    if (offset_ >= size_ || len_ == 0) return {0, 0};
+    whole_.emplace(range_out{offset_, len_, into_, &streamed_});
+    return whole_->start(h, prefix);
+  }
+  void put(std::size_t k, std::uint64_t w) {
+    if (window_) window_->put(growing_prefix_words + k, w);
+    if (whole_) whole_->put(k, w);
+  }
+  void finish(std::size_t items) {
+    if (window_) window_->finish();
+    if (whole_) whole_->finish(items);
+  }
+  std::uint64_t size() const noexcept { return size_; }
+
+ private:
+  std::uint64_t offset_;
+  std::uint64_t len_;
+  std::vector<std::byte>* into_;
+  std::uint64_t size_ = 0;
+  std::uint64_t streamed_ = 0;
+  std::optional<window_writer> window_;
+  std::optional<growing_whole_file<range_out>> whole_;
+};
 
 template <class Key, class Hash, bool Concurrent, class Allocator = table_allocator<std::uint64_t>>
 class basic_growing_filter {
@@ -382,36 +445,9 @@ class basic_growing_filter {
   std::uint64_t read_bytes(std::uint64_t offset, std::uint64_t len,
                            std::vector<std::byte>& out) const {
     out.clear();
-    std::uint64_t size = 0, streamed = 0;
-    std::optional<window_writer> window;
-    std::optional<word_writer<range_out>> whole;
-    const auto start = [&](file_header& h, bool keeps_hashes, std::size_t kept) {
-      const auto prefix = fill_header(h, keeps_hashes, kept);
-      size = h.file_bytes();
-      if (window_writer::fits(h, offset, len)) {
-        window.emplace(h, offset, len, out);
-        for (std::size_t k = 0; k < prefix.size(); ++k)
-          window->put(k, prefix[k]);
-        const auto table = [&](std::uint64_t k) {
-          return static_cast<std::size_t>(k - std::min<std::uint64_t>(k, prefix.size()));
-        };
-        return growing_model::word_span{table(window->first_word()), table(window->end_word())};
-      }
-      if (offset < size && len != 0) {
-        whole.emplace(range_out{offset, len, &out, &streamed}, h);
-        for (std::uint64_t w : prefix)
-          (*whole)(w);
-        return growing_model::word_span{0, static_cast<std::size_t>(h.word_count)};
-      }
-      return growing_model::word_span{0, 0};
-    };
-    const std::size_t items = model_->save(start, [&](std::size_t k, std::uint64_t w) {
-      if (window) window->put(growing_prefix_words + k, w);
-      if (whole) (*whole)(w);
-    });
-    if (window) window->finish();
-    if (whole) whole->finish(items);
-    return size;
+    growing_file_range range(offset, len, out);
+    write_part(range);
+    return range.size();
   }
 
  private:
@@ -563,8 +599,7 @@ class basic_growing_filter {
 
   /// Completes the header of a file whose table fields the model filled, and returns the words
   /// between the header and the table.
-  std::array<std::uint64_t, growing_prefix_words> fill_header(file_header& h, bool keeps_hashes,
-                                                              std::size_t kept) const {
+  growing_prefix fill_header(file_header& h, bool keeps_hashes, std::size_t kept) const {
     h.fingerprint_bits = width_;
     h.slots_per_bucket = growing_slots;
     h.alternate = static_cast<std::uint32_t>(alternate_kind::growing);
@@ -576,20 +611,23 @@ class basic_growing_filter {
             keeps_hashes ? 1u : 0u, kept};
   }
 
-  /// Streams the file: header, prefix words, table, hashes kept, trailer.
-  template <class Out>
-  void write(Out out) const {
-    std::optional<word_writer<Out>> writer;
+  /// Streams the file to `part` from one snapshot: part.start(header, prefix words) returns the
+  /// table's words it takes; part.put(index, word) for those and the hashes kept (as
+  /// growing_model::save gives them); part.finish(item count).
+  template <class Part>
+  void write_part(Part& part) const {
     const auto start = [&](file_header& h, bool keeps_hashes, std::size_t kept) {
-      const auto prefix = fill_header(h, keeps_hashes, kept);
-      writer.emplace(std::move(out), h);
-      for (std::uint64_t w : prefix)
-        (*writer)(w);
-      return growing_model::word_span{0, static_cast<std::size_t>(h.word_count)};
+      const growing_prefix prefix = fill_header(h, keeps_hashes, kept);
+      return part.start(h, prefix);
     };
     const std::size_t items =
-        model_->save(start, [&](std::size_t, std::uint64_t w) { (*writer)(w); });
-    writer->finish(items);
+        model_->save(start, [&](std::size_t k, std::uint64_t w) { part.put(k, w); });
+    part.finish(items);
+  }
+  template <class Out>
+  void write(Out out) const {
+    growing_whole_file<Out> whole(std::move(out));
+    write_part(whole);
   }
 
   double target_ = 0;

@@ -502,8 +502,8 @@ struct range_out {
 /// Bytes [from, from + limit) of a file that end before its trailer (fits()), made from its
 /// header and the words they cover alone: no checksum is needed, so a part of a large table
 /// costs the part's bytes, not the table's. Words are put by their index among the words after
-/// the header, in increasing order; those outside [first_word(), end_word()) are ignored;
-/// finish() writes the last of them.
+/// the header, at consecutive indices across [first_word(), end_word()) (those outside it are
+/// ignored); finish() writes the last of them.
 class window_writer {
  public:
   /// Whether bytes [from, from + limit) of a file of header h hold no trailer byte and at least
@@ -531,9 +531,8 @@ class window_writer {
   }
   void put(std::uint64_t index, std::uint64_t w) {
     if (index < first_word() || index >= end_word()) return;
-    const std::uint64_t at = file_header_bytes + index * 8;
-    if (fill_ == buffer_.size() || (fill_ != 0 && at != at_ + fill_)) finish();
-    if (fill_ == 0) at_ = at;
+    if (fill_ == buffer_.size()) finish();
+    if (fill_ == 0) at_ = file_header_bytes + index * 8;
     put_le(&buffer_[fill_], w, 8);
     fill_ += 8;
   }
