@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include <ccf/ccf.hpp>
@@ -109,6 +110,32 @@ TEST(table_allocator, copy_assignment_keeps_the_target_s_allocator) {
   EXPECT_EQ(b.size(), 900u);
   for (u64 k = 0; k < 900; ++k)
     ASSERT_TRUE(b.contains(k)) << k;
+}
+
+TEST(table_allocator, move_assignment_takes_the_source_s_table_and_allocator) {
+  // docs/design.md: a move stays noexcept, so it takes the source's table as it is (the
+  // arena allocator does not propagate on move assignment); the target's old table goes back to
+  // the target's allocator, and the moved-from filter's small table comes from the source's.
+  using alloc = ccf_test::arena_allocator<u64>;
+  using filter = ccf::cuckoo_filter<u64, 16, 4, ccf::hash<u64>, ccf::chunked_alternate, alloc>;
+  static_assert(std::is_nothrow_move_assignable_v<filter>);
+  auto in_a = std::make_shared<ccf_test::test_arena>(),
+       in_b = std::make_shared<ccf_test::test_arena>();
+  filter a(1000, ccf::default_seed, 500, alloc(in_a));
+  filter b(50, 7, 500, alloc(in_b));
+  for (u64 k = 0; k < 900; ++k)
+    ASSERT_TRUE(a.insert(k));
+  const long a_blocks = in_a->live;
+  ASSERT_GT(in_b->live, 0);
+  b = std::move(a);
+  EXPECT_EQ(in_b->live, 0) << "the target's old table was not given back to its allocator";
+  EXPECT_EQ(in_a->live, 2 * a_blocks) << "the moved table and the moved-from filter's table";
+  EXPECT_EQ(b.size(), 900u);
+  for (u64 k = 0; k < 900; ++k)
+    ASSERT_TRUE(b.contains(k)) << k;
+  EXPECT_EQ(a.size(), 0u);
+  EXPECT_FALSE(a.contains(1));
+  EXPECT_TRUE(a.insert(1));
 }
 
 TEST(table_allocator, tables_start_empty_with_any_allocator_small_or_large) {

@@ -125,6 +125,7 @@ class cuckoo_engine {
                       Allocator(other.table_.get_allocator())) {
     swap(other);
   }
+  /// Takes other's table with its allocator, propagating or not (docs/design.md, Guarantees).
   cuckoo_engine& operator=(cuckoo_engine&& other) noexcept {
     if (this != &other) {
       cuckoo_engine taken(std::move(other));
