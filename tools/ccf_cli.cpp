@@ -153,8 +153,9 @@ std::string full_advice(const ccf::runtime_filter& f, const char* for_static) {
   }
   if (f.load_factor() < 0.5) {
     return "a key can be stored at most 2 x " + std::to_string(f.slots_per_bucket()) + " = " +
-           std::to_string(2 * f.slots_per_bucket()) +
-           " times: copies of a key crowd its two buckets";
+           std::to_string(2 * f.slots_per_bucket()) + " times (" +
+           std::to_string(f.slots_per_bucket()) +
+           " for the rare key whose two buckets are one): copies of a key crowd its buckets";
   }
   return for_static;
 }

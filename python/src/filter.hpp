@@ -78,7 +78,9 @@ inline PyObject* filter_full_error = nullptr;
   } else if (f.load_factor() < 0.5) {
     msg = "ccf: the filter refused an item (" + done + ") while less than half full: an item is " +
           "held at most 2 x " + std::to_string(f.slots_per_bucket()) + " = " +
-          std::to_string(copies) + " times, as copies of it crowd its two buckets; " + once_only;
+          std::to_string(copies) + " times (" + std::to_string(f.slots_per_bucket()) +
+          " for the rare item whose two buckets are one), as copies of it crowd its buckets; " +
+          once_only;
   } else {
     msg = "ccf: the filter is full (" + done + "); use a larger capacity or a GrowingCuckooFilter";
   }

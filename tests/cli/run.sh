@@ -298,6 +298,12 @@ if want change; then
     fail "add of a ninth copy of a key: no advice to raise --capacity" "no '--capacity'" "$(cat stderr)"
   fi
   check_same_file "add of a ninth copy of a key: the file unchanged" dup.orig dup.ccf
+  # In a table of 10 buckets (capacity 1) this key's two buckets are one: its fifth copy is
+  # refused, and the message gives that limit too.
+  echo samekey | ccf build -q -o same.ccf --capacity 1
+  for _ in 1 2 3; do ccf add -q same.ccf samekey; done
+  expect_error "add of a fifth copy of a key whose two buckets are one" 3 \
+    "at most 2 x 4 = 8 times (4 for the rare key whose two buckets are one)" -- ccf add same.ccf samekey
 
   # add and remove read the filter from the file once, checked against its header: a filter of
   # S bytes takes about S bytes of memory (it took 2.6 S: the file read whole, then a copy).
