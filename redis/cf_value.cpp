@@ -183,7 +183,7 @@ std::optional<filter_meta> meta_of(std::string_view head, bool growing, std::uin
     const bool iterations_ok =
         growing ? reserve_takes(m.max_iterations) : m.max_iterations == max_kicks;
     if (!iterations_ok || m.expansion > max_expansion ||
-        m.deleted > static_cast<std::uint64_t>(std::numeric_limits<long long>::max()))
+        m.deleted > max_deleted)
       return std::nullopt;
   } else {
     m.expansion = growing ? 1 : 0;

@@ -360,7 +360,9 @@ int del(api::context* ctx, api::string** argv, int argc) {
   cf_value* v = filter_for_read(ctx, key, missing);
   if (v == nullptr) return missing ? api::reply_with_error(ctx, err_not_found) : api::ok;
   if (!v->get().erase(arg(argv[2]))) return api::reply_with_long_long(ctx, 0);
-  ++v->meta().deleted;
+  // Past max_deleted the dump's header would not load (a RDB file the server cannot restart
+  // from): the count stays there.
+  if (v->meta().deleted < max_deleted) ++v->meta().deleted;
   api::replicate_verbatim(ctx);
   notify(ctx, "cf.del", argv[1]);
   return api::reply_with_long_long(ctx, 1);

@@ -401,6 +401,17 @@ def test_loadchunk_refuses_a_module_header_reserve_never_writes(r):
         assert cf.loadchunk("good", len(dump) + 1, dump) == b"OK"
         assert cf.exists("good", "a") == 1
         r.delete("good")
+    # CF.DEL at the largest count keeps it there: one more made a dump (and so a RDB file, an
+    # AOF rewrite, DUMP) that no load takes.
+    dump = with_field("static", deleted, 2**63 - 1)
+    assert cf.loadchunk("most", len(dump) + 1, dump) == b"OK"
+    assert cf.delete("most", "a") == 1
+    assert cf.info("most").deletedNum == 2**63 - 1
+    assert r.restore("most-copy", 0, r.dump("most")) == b"OK"
+    assert cf.info("most-copy").deletedNum == 2**63 - 1
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert cf.info("most").deletedNum == 2**63 - 1
+    assert cf.exists("most", "b") == 1
 
 
 def with_checksum(ccf_file: bytearray) -> bytes:
