@@ -626,6 +626,30 @@ std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+/// The message of a failed parse. CLI11 checks required arguments before unknown ones, so
+/// `ccf build --frob` said "--out is required": a missing argument is reported only when the
+/// command line, parsed again with nothing required, has no unknown argument.
+std::string parse_error_message(CLI::App& app, int argc, char** argv, const CLI::ParseError& e) {
+  if (dynamic_cast<const CLI::RequiredError*>(&e) == nullptr) return e.what();
+  std::vector<CLI::App*> levels = app.get_subcommands({});
+  levels.push_back(&app);
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    for (CLI::App* sub : levels[i]->get_subcommands({})) {
+      if (std::find(levels.begin(), levels.end(), sub) == levels.end()) levels.push_back(sub);
+    }
+    for (CLI::Option* opt : levels[i]->get_options())
+      opt->required(false);
+  }
+  app.clear();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& extra) {
+    return extra.what();
+  } catch (const CLI::ParseError&) {
+  }
+  return e.what();
+}
+
 /// Runs the parsed command; exceptions become messages and exit codes.
 template <class F>
 int run_reporting(F&& f, int usage_code) {
@@ -736,7 +760,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "ccf: unknown subcommand '%s' (ccf --help shows the usage)\n",
                    unknown.c_str());
     } else {
-      std::fprintf(stderr, "ccf: %s (ccf --help shows the usage)\n", e.what());
+      std::fprintf(stderr, "ccf: %s (ccf --help shows the usage)\n",
+                   parse_error_message(app, argc, argv, e).c_str());
     }
     return querying ? 2 : 1;
   }

@@ -70,6 +70,12 @@ if want basics; then
     ccf frobnicate
   expect_error "unknown db subcommand: the message" 1 "unknown subcommand 'frobnicate'" -- \
     ccf db frobnicate
+  # An unknown option is named, even when a required argument is missing too (the message was
+  # "--out is required", "filter is required", "db is required").
+  expect_error "unknown option and no --out" 1 "not expected: --frob" -- ccf build --frob
+  expect_error "unknown option and no filter" 2 "not expected: --frob" -- ccf query --frob
+  expect_error "unknown option and no db" 1 "not expected: --frob" -- ccf db get --frob
+  expect_error "missing --out alone" 1 "--out is required" -- ccf build -k keys.txt
 fi
 
 # ---------------------------------------------------------------------------------------------
