@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -47,7 +48,8 @@ inline constexpr std::uint64_t max_max_iterations = 65535;
 inline constexpr std::uint64_t max_expansion = 32768;
 /// The largest count of items deleted a dump holds (CF.INFO replies with a signed integer);
 /// CF.DEL counts up to it and stays there.
-inline constexpr std::uint64_t max_deleted = 9223372036854775807ULL;  // 2^63 - 1
+inline constexpr std::uint64_t max_deleted =
+    static_cast<std::uint64_t>(std::numeric_limits<long long>::max());  // 2^63 - 1
 
 /// The module's settings (module arguments, see module.cpp).
 struct module_settings {
