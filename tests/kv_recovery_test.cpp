@@ -299,6 +299,66 @@ TEST(kv_recovery, a_last_record_cut_in_the_middle_is_gone) {
   EXPECT_EQ(s->get("k3"), std::optional<std::string>("21"));  // the value before
   EXPECT_EQ(s->size(), 50u);
   EXPECT_EQ(s->get("k49"), std::optional<std::string>(std::to_string(49 * 7)));
+  // The snapshot was written after the log was synced up to its end: the cut lost synced bytes.
+  EXPECT_EQ(s->opened().lost_synced_bytes, size - cut);
+  EXPECT_FALSE(s->opened().dropped_file.empty()) << "the synced half record was not kept";
+}
+
+// A snapshot is written once the log is synced up to its position: a log whose records end
+// below it lost synced records, which no crash of an append can do. A cut at a record boundary
+// looks like a clean log; a damaged last record like a torn tail. Strict recovery refuses both
+// (they were cut, or replayed as such, and not reported); a lenient one reports them and keeps
+// the damaged bytes.
+TEST(kv_recovery, a_log_that_lost_records_below_its_snapshot_is_refused_or_reported) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db);
+  put_range(*s, 0, 50, "k");
+  s->put("last", "record");
+  s->close();
+  const std::string log = read_all(db + "/log"), index = read_all(db + "/index");
+  const std::uint64_t last = record_size(4, 6);
+  options strict;
+  strict.strict_recovery = true;
+
+  // Cut at the last record's start.
+  std::filesystem::resize_file(db + "/log", log.size() - last);
+  try {
+    store::open(db, strict);
+    ADD_FAILURE() << "a log that lost its last synced record was opened";
+  } catch (const ccf::kv::damaged_log_error& e) {
+    EXPECT_NE(std::string(e.what()).find("synced up to offset " + std::to_string(log.size())),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(read_all(db + "/index"), index) << "a refused open removed the evidence";
+  EXPECT_EQ(file_size(db + "/log"), log.size() - last);
+  s = store::open(db);
+  EXPECT_EQ(s->opened().lost_synced_bytes, last);
+  EXPECT_EQ(s->opened().truncated_bytes, 0u);
+  EXPECT_FALSE(s->contains("last"));
+  EXPECT_EQ(s->size(), 50u);
+  s->close();
+
+  // A byte of the last record's value rotted.
+  std::string bad = log;
+  bad[log.size() - 9] ^= 0x01;
+  write_all(db + "/log", bad);
+  write_all(db + "/index", index);
+  EXPECT_THROW(store::open(db, strict), ccf::kv::damaged_log_error);
+  EXPECT_EQ(read_all(db + "/log"), bad) << "a refused open changed the log";
+  s = store::open(db);
+  EXPECT_EQ(s->opened().truncated_bytes, last);
+  EXPECT_EQ(s->opened().lost_synced_bytes, 0u);
+  EXPECT_EQ(s->opened().dropped_records, 0u);
+  ASSERT_FALSE(s->opened().dropped_file.empty()) << "synced bytes were cut and not kept";
+  EXPECT_EQ(read_all(s->opened().dropped_file), bad.substr(log.size() - last));
+  EXPECT_FALSE(s->contains("last"));
+  EXPECT_EQ(s->get("k49"), std::optional<std::string>(std::to_string(49 * 7)));
+  s->close();
+  // The recovery removed the snapshot with the cut: the log is now consistent as it is.
+  s = store::open(db, strict);
+  EXPECT_EQ(s->size(), 50u);
 }
 
 TEST(kv_recovery, a_bad_record_in_the_middle_is_kept_aside_or_refused) {

@@ -97,6 +97,12 @@ std::unique_ptr<ccf::kv::store> open_store(const std::string& dir, bool create, 
     if (!r.dropped_file.empty()) std::fprintf(stderr, "; kept in %s", r.dropped_file.c_str());
     std::fprintf(stderr, "\n");
   }
+  if (r.lost_synced_bytes != 0) {
+    std::fprintf(stderr,
+                 "ccf: the log of '%s' lost its last %llu synced bytes (its index snapshot was "
+                 "written after they were synced): the records there are gone\n",
+                 dir.c_str(), static_cast<unsigned long long>(r.lost_synced_bytes));
+  }
   return s;
 }
 
@@ -391,12 +397,18 @@ int cmd_stats(const std::string& dir, bool recover) {
       static_cast<unsigned long long>(r.replayed_records));
   if (r.truncated_bytes != 0) {
     // A cut in the middle of the log drops intact records: it is no torn tail.
-    const std::string what = r.dropped_records == 0 ? std::string("of torn tail")
-                                                    : "with " + std::to_string(r.dropped_records) +
-                                                          " intact records after a bad one";
+    // So is a cut below a position the log was synced up to: the bytes are kept.
+    const std::string what =
+        r.dropped_records != 0
+            ? "with " + std::to_string(r.dropped_records) + " intact records after a bad one"
+            : (r.dropped_file.empty() ? "of torn tail" : "of damaged records");
     std::printf("recovered         %llu bytes %s cut off%s%s\n",
                 static_cast<unsigned long long>(r.truncated_bytes), what.c_str(),
                 r.dropped_file.empty() ? "" : "; kept in ", r.dropped_file.c_str());
+  }
+  if (r.lost_synced_bytes != 0) {
+    std::printf("lost              %llu synced bytes at the log's end\n",
+                static_cast<unsigned long long>(r.lost_synced_bytes));
   }
   flush_standard_output();
   s->close();

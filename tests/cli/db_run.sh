@@ -327,6 +327,19 @@ run "$ccf" db get "$mid" key20 --recover > /dev/null 2> "$work/err"
   fail "get --recover: exit $rc: $(cat "$work/err")"
 ls "$mid"/dropped-* > /dev/null 2>&1 || fail "--recover kept no copy of the records it cut"
 "$ccf" db put "$mid" again v || fail "put after --recover: exit $?"
+# A log cut below the position its index snapshot was written at lost synced records: refused
+# without --recover (no torn tail was ever synced), reported with it.
+cut="$work/cut"
+for i in 1 2 3; do "$ccf" db put "$cut" "k$i" "v$i"; done
+truncate -s -24 "$cut/log"  # k3's record: 16 bytes of header, "k3v3", padding
+run "$ccf" db get "$cut" k1 > /dev/null 2> "$work/err"
+[ $rc = 2 ] && grep -q "synced up to offset" "$work/err" && grep -q -- "--recover" "$work/err" ||
+  fail "get from a log that lost a synced record: exit $rc: $(cat "$work/err")"
+run "$ccf" db stats "$cut" --recover > "$work/stats" 2> "$work/err"
+[ $rc = 0 ] && grep -q "^lost *24 synced bytes" "$work/stats" &&
+  grep -q "lost its last 24 synced bytes" "$work/err" ||
+  fail "stats --recover of a log that lost a synced record: exit $rc: $(cat "$work/stats" "$work/err")"
+[ "$("$ccf" db get "$cut" k2)" = v2 ] || fail "get k2 after the recovery"
 # A log whose header is corrupt is an error that --recover cannot repair: no advice to use it.
 printf 'X' | dd of="$mid/log" bs=1 seek=20 conv=notrunc status=none
 run "$ccf" db get "$mid" again > /dev/null 2> "$work/err"

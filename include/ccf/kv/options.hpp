@@ -62,6 +62,10 @@ struct open_report {
   /// Where the cut-off bytes were saved, when they held valid records (or may have: the search for
   /// them stopped at options::tail_search_bytes).
   std::string dropped_file;
+  /// Bytes the log lost below the position of an intact index snapshot of it (the log was
+  /// synced up to there before the snapshot was written): the file was cut, and the records
+  /// there are gone. strict_recovery refuses such a log.
+  std::uint64_t lost_synced_bytes = 0;
 };
 
 struct store_stats {

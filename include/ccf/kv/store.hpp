@@ -304,6 +304,8 @@ class store {
   void replay(const options& o, bool use_snapshot);
   void refuse_files_of_another_store() const;
   std::string keep_tail(detail::log_file& log, std::uint64_t from, std::uint64_t size);
+  static std::string below_floor_message(const detail::log_file& log, std::uint64_t end,
+                                         std::uint64_t floor);
   void switch_to(detail::generation next, const detail::compaction_target& t);
 
   std::string file(const char* name) const { return dir_ + "/" + name; }

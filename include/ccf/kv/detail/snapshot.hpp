@@ -17,7 +17,9 @@
 // A snapshot is written to a temporary name, synced and renamed into place, after the log is
 // synced up to its position. Reading checks the length against the header before allocating,
 // the log id and position against the log, and the checksum; any mismatch makes the store
-// ignore the snapshot and replay the whole log (a missing or stale snapshot only costs time). The
+// ignore the snapshot and replay the whole log (a missing or stale snapshot only costs time; an
+// intact one of this log whose position the log's records no longer reach says that the log lost
+// synced records, which the replay then reports or, with strict recovery, refuses). The
 // last record's offset and checksum pin the position to this log's contents: that very record
 // must be there and end exactly at the position, so a snapshot whose log was cut below its position and has
 // grown again (new records where its position points) is never taken for current.
@@ -51,6 +53,10 @@ struct snapshot_meta {
   std::uint64_t live_bytes = 0;
   std::uint64_t last_record = 0;    // offset of the last record before position (0: none)
   std::uint64_t last_checksum = 0;  // and its checksum
+  /// Set by read_snapshot() for an intact snapshot of this log that does not fit it (0
+  /// otherwise): its position, up to which the log was synced before the snapshot was written.
+  /// A log that no longer holds valid records up to it lost synced records.
+  std::uint64_t synced_floor = 0;
 };
 
 /// Writes the snapshot of `index` into the file `path`, synced.
@@ -110,7 +116,9 @@ inline bool ends_at(const log_file& log, const snapshot_meta& meta) {
   return r && meta.last_record + r->size == meta.position && r->checksum == meta.last_checksum;
 }
 
-/// The snapshot at `path` if it is intact and belongs to `log` as it is now.
+/// The snapshot at `path` if it is intact and belongs to `log` as it is now. An intact snapshot
+/// of this log whose position the log no longer reaches with the record it names (the log was cut
+/// or damaged below it) gives null and sets meta.synced_floor.
 inline std::unique_ptr<kv_index> read_snapshot(file_system& fs, const std::string& path,
                                                const log_file& log, snapshot_meta& meta) {
   const std::array<std::byte, 16>& log_id = log.header().id;
@@ -132,10 +140,9 @@ inline std::unique_ptr<kv_index> read_snapshot(file_system& fs, const std::strin
   meta.position = get_u64(&h[32]);
   meta.last_record = get_u64(&h[96]);
   meta.last_checksum = get_u64(&h[104]);
-  if (!shape_ok || meta.position < log_header_size || meta.position > log_size) return nullptr;
-  if (meta.position == log_header_size ? meta.last_record != 0 : !ends_at(log, meta)) {
-    return nullptr;
-  }
+  if (!shape_ok || meta.position < log_header_size) return nullptr;
+  const bool fits = meta.position <= log_size &&
+                    (meta.position == log_header_size ? meta.last_record == 0 : ends_at(log, meta));
   std::memcpy(meta.log_id.data(), &h[16], 16);
   meta.records = get_u64(&h[64]);
   meta.rehashes = get_u64(&h[72]);
@@ -174,6 +181,10 @@ inline std::unique_ptr<kv_index> read_snapshot(file_system& fs, const std::strin
       return nullptr;
     }
   } catch (const corrupt_error&) {
+    return nullptr;
+  }
+  if (!fits) {
+    meta.synced_floor = meta.position;
     return nullptr;
   }
   return index;

@@ -206,12 +206,8 @@ inline void store::replay(const options& o, bool use_snapshot) {
     snapshot_position_ = meta.position;
     last_record_ = meta.last_record;
   } else {
-    // A snapshot that does not fit this log is stale for good: remove it before anything is
-    // written, so that it can never be taken for current once the log has grown past it.
-    if (fs_->exists(file("index"))) {
-      fs_->remove(file("index"));
-      fs_->sync_directory(dir_);
-    }
+    // A snapshot that does not fit this log is stale for good: it is removed before anything is
+    // written (below), so that it can never be taken for current once the log has grown past it.
     index = std::make_unique<detail::kv_index>(std::max<std::size_t>(o.expected_keys, 1024),
                                                log->header().seed);
   }
@@ -224,19 +220,31 @@ inline void store::replay(const options& o, bool use_snapshot) {
                                         : 4096 * tail + (std::uint64_t{1} << 30);
       });
   report_.replayed_records = scan.records;
+  // Below an intact snapshot's position the log was synced: a record missing or bad there is
+  // damage (a cut file, a rotten byte), never the torn tail of an interrupted append.
+  const std::uint64_t floor = meta.synced_floor;
+  const bool records_follow = scan.end < size && (scan.beyond != 0 || scan.stopped);
+  if (o.strict_recovery) {
+    if (scan.end < floor) throw damaged_log_error(below_floor_message(*log, scan.end, floor));
+    if (records_follow) {
+      const std::string found = std::to_string(scan.beyond) + " valid records follow";
+      throw damaged_log_error("ccf::kv: the log is corrupt at offset " + std::to_string(scan.end) +
+                              " of '" + log->path() + "': " +
+                              (scan.stopped ? "valid records may follow (the search for them "
+                                              "stopped at options::tail_search_bytes; " +
+                                                  found + " before it)"
+                                            : found));
+    }
+  }
+  if (!report_.snapshot_used && fs_->exists(file("index"))) {
+    fs_->remove(file("index"));
+    fs_->sync_directory(dir_);
+  }
+  if (floor > size) report_.lost_synced_bytes = floor - size;
   if (scan.end < size) {
-    if (scan.beyond != 0 || scan.stopped) {
-      const std::string where = "offset " + std::to_string(scan.end) + " of '" + log->path() + "'";
-      if (o.strict_recovery) {
-        const std::string found = std::to_string(scan.beyond) + " valid records follow";
-        throw damaged_log_error("ccf::kv: the log is corrupt at " + where + ": " +
-                                (scan.stopped ? "valid records may follow (the search for them "
-                                                "stopped at options::tail_search_bytes; " +
-                                                    found + " before it)"
-                                              : found));
-      }
+    if (records_follow || scan.end < floor) {
       // Keep the cut-off bytes: they hold records (of writes that were never synced, or past a
-      // corruption), or may (the search stopped at its bound).
+      // corruption), or may (the search stopped at its bound), or were synced.
       report_.dropped_file = keep_tail(*log, scan.end, size);
       report_.dropped_records = scan.beyond;
     }
@@ -251,6 +259,20 @@ inline void store::replay(const options& o, bool use_snapshot) {
   fs_->sync_directory(dir_);
   appended_.store(scan.end);
   synced_.store(scan.end);
+}
+
+/// The message of a strict recovery that finds the log's valid records ending at `end`, below
+/// the position `floor` up to which an intact snapshot says the log was synced.
+inline std::string store::below_floor_message(const detail::log_file& log, std::uint64_t end,
+                                              std::uint64_t floor) {
+  const std::string synced = "its index snapshot says it was synced up to offset " +
+                             std::to_string(floor) + ": synced records are lost or damaged";
+  if (end == log.size()) {
+    return "ccf::kv: the log '" + log.path() + "' ends at offset " + std::to_string(end) +
+           ", but " + synced;
+  }
+  return "ccf::kv: the log is corrupt at offset " + std::to_string(end) + " of '" + log.path() +
+         "', and " + synced;
 }
 
 /// Copies the log's bytes [from, size) into a new file "dropped-<from>" (or "dropped-<from>.<n>"
