@@ -516,6 +516,57 @@ TEST(kv_recovery, a_damaged_record_found_by_a_get_names_the_log) {
   EXPECT_EQ(s->get("b"), std::optional<std::string>("cccc"));
 }
 
+// A record below the snapshot's position that no replay reads (a superseded one here) rotted:
+// get, compact and for_each meet it, and only options::verify_log finds it at open, where a
+// recovery cuts the log there (keeping what follows) and a strict one refuses.
+TEST(kv_recovery, verify_log_finds_a_rotten_record_below_the_snapshot) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db);
+  s->put("a", "aaaa");  // the first record, superseded: its value starts at byte 64 + 16 + 1
+  s->put("b", "bbbb");
+  s->put("a", "AAAA");
+  s->put("c", "cccc");
+  s->close();
+  const std::string index = read_all(db + "/index");
+  ccf_test::flip_byte(db + "/log", log_header_size + 17, 0x04);
+  const std::string log = read_all(db + "/log");
+
+  s = store::open(db);
+  EXPECT_TRUE(s->opened().snapshot_used);
+  EXPECT_EQ(s->get("a"), std::optional<std::string>("AAAA"));
+  EXPECT_THROW(s->compact(), corrupt_error);
+  EXPECT_THROW(contents(*s), corrupt_error);
+  s->close();
+  EXPECT_EQ(read_all(db + "/log"), log);
+
+  options verify;
+  verify.verify_log = true;
+  verify.strict_recovery = true;
+  EXPECT_THROW(store::open(db, verify), ccf::kv::damaged_log_error);
+  EXPECT_EQ(read_all(db + "/log"), log) << "a refused open changed the log";
+  EXPECT_EQ(read_all(db + "/index"), index) << "a refused open removed the snapshot";
+
+  verify.strict_recovery = false;
+  s = store::open(db, verify);
+  EXPECT_FALSE(s->opened().snapshot_used);
+  EXPECT_EQ(s->opened().truncated_bytes, log.size() - log_header_size);
+  EXPECT_EQ(s->opened().dropped_records, 3u);
+  EXPECT_EQ(read_all(s->opened().dropped_file), log.substr(log_header_size));
+  EXPECT_EQ(s->size(), 0u);
+  s->put("d", "dddd");
+  s->compact();
+  EXPECT_EQ(contents(*s), (kv_map{{"d", "dddd"}}));
+  s->close();
+
+  // An intact log: verify_log replays all of it and changes nothing.
+  s = store::open(db, verify);
+  EXPECT_FALSE(s->opened().snapshot_used);
+  EXPECT_EQ(s->opened().replayed_records, 1u);
+  EXPECT_EQ(s->opened().truncated_bytes, 0u);
+  EXPECT_EQ(s->get("d"), std::optional<std::string>("dddd"));
+}
+
 TEST(kv_recovery, not_a_store_log_is_an_error) {
   temp_dir dir;
   const std::string db = dir / "db";

@@ -20,7 +20,9 @@
 // an OUT in the store's own directory is refused, as it would replace a file of the store.
 // Every command syncs the store before it exits 0.
 // A store whose log has intact records after a bad one is refused (exit 2) unless --recover is
-// given; a recovery that cuts the log says so on standard error, and where the rest was kept.
+// given, which replays the whole log, checking every record (a record that rotted below the
+// index snapshot's position is found then, not by the command that reads it); a recovery that
+// cuts the log says so on standard error, and where the rest was kept.
 #include "ccf_db.hpp"
 
 #include <CLI/CLI.hpp>
@@ -66,6 +68,7 @@ std::unique_ptr<ccf::kv::store> open_store(const std::string& dir, bool create, 
   ccf::kv::options o;
   o.create_if_missing = create;
   o.strict_recovery = !recover;
+  o.verify_log = recover;
   o.sync = ccf::kv::durability::none;  // each command syncs once before it exits
   std::unique_ptr<ccf::kv::store> s;
   try {
@@ -427,8 +430,9 @@ CLI::App* add_db_commands(CLI::App& app, db_args& a) {
   auto* db = app.add_subcommand("db", "the key-value store (ccf::kv)");
   db->require_subcommand(1);
   db->add_flag("--recover", a.recover,
-               "open a store whose log is damaged in the middle: cut it there, keeping a copy of "
-               "the rest in DB/dropped-<offset> (without it such a store is refused)");
+               "open a store whose log is damaged in the middle: replay the whole log, checking "
+               "every record, and cut it at the first bad one, keeping a copy of the rest in "
+               "DB/dropped-<offset> (without it such a store is refused)");
   auto* put = db->add_subcommand("put", "set a key (durable when the command succeeds)");
   put->add_option("db", a.dir, "store directory (created if missing)")->required();
   put->add_option("key", a.key, "key")->required();
@@ -478,7 +482,9 @@ CLI::App* add_db_commands(CLI::App& app, db_args& a) {
   return db;
 }
 
-int run_db_command(CLI::App& db, const db_args& a) {
+namespace {
+
+int run_db_subcommand(CLI::App& db, const db_args& a) {
   const std::string cmd = db.get_subcommands().front()->get_name();
   if (cmd == "import") return cmd_import(a.dir, a.file, a.name, a.chunk_size, a.recover);
   if (cmd == "export") return cmd_export(a.dir, a.file, a.name, a.recover);
@@ -528,6 +534,21 @@ int run_db_command(CLI::App& db, const db_args& a) {
   }
   s->close();
   return rc;
+}
+
+}  // namespace
+
+int run_db_command(CLI::App& db, const db_args& a) {
+  try {
+    return run_db_subcommand(db, a);
+  } catch (const ccf::kv::corrupt_error& e) {
+    // A record found bad where it was read (a get, a compaction): only a replay of the whole log
+    // checks every record, and cuts the log at the first bad one.
+    if (a.recover) throw;
+    throw cli_error(2, message_of(e) +
+                           " (--recover replays the whole log, cuts it at its first bad record "
+                           "and keeps a copy of what follows)");
+  }
 }
 
 }  // namespace ccf_tool

@@ -340,6 +340,22 @@ run "$ccf" db stats "$cut" --recover > "$work/stats" 2> "$work/err"
   grep -q "lost its last 24 synced bytes" "$work/err" ||
   fail "stats --recover of a log that lost a synced record: exit $rc: $(cat "$work/stats" "$work/err")"
 [ "$("$ccf" db get "$cut" k2)" = v2 ] || fail "get k2 after the recovery"
+# A superseded record below the snapshot's position rotted: a get of its key still works, a
+# compaction meets it and points to --recover, which replays the whole log and cuts it there.
+rot="$work/rot"
+"$ccf" db put "$rot" a aaaa
+"$ccf" db put "$rot" b bbbb
+"$ccf" db put "$rot" a AAAA
+printf '\001' | dd of="$rot/log" bs=1 seek=81 conv=notrunc status=none  # a's first value
+[ "$("$ccf" db get "$rot" a)" = AAAA ] || fail "get of a key whose old record rotted"
+run "$ccf" db compact "$rot" 2> "$work/err"
+[ $rc = 2 ] && grep -q "corrupt at offset 64" "$work/err" && grep -q -- "--recover" "$work/err" ||
+  fail "compact over a rotten record: exit $rc: $(cat "$work/err")"
+run "$ccf" db compact "$rot" --recover 2> "$work/err"
+[ $rc = 0 ] && grep -q "dropping 2 intact records" "$work/err" ||
+  fail "compact --recover over a rotten record: exit $rc: $(cat "$work/err")"
+run "$ccf" db get "$rot" a > /dev/null 2>&1
+[ $rc = 1 ] || fail "get after the recovery cut the log at its first record: exit $rc"
 # A log whose header is corrupt is an error that --recover cannot repair: no advice to use it.
 printf 'X' | dd of="$mid/log" bs=1 seek=20 conv=notrunc status=none
 run "$ccf" db get "$mid" again > /dev/null 2> "$work/err"

@@ -41,6 +41,11 @@ struct options {
   /// the record size its would-be header claims; a search that reaches the bound counts the tail
   /// as holding records (kept in a dropped file, or refused with strict_recovery).
   std::uint64_t tail_search_bytes = 0;
+  /// Replay the whole log, checking every record, instead of the records after the index
+  /// snapshot's position: a record that rotted below that position is then found at open (a log
+  /// damaged in the middle, see strict_recovery) instead of by the get, put, erase, for_each or
+  /// compact that reads it.
+  bool verify_log = false;
   /// Write an index snapshot after the log grew by this many bytes (0: only at close and
   /// compaction).
   std::uint64_t snapshot_every_bytes = std::uint64_t{256} << 20;

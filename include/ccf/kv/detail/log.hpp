@@ -91,7 +91,7 @@ class log_file {
     const std::optional<record_view> r = read(offset, end, scratch);
     if (!r) {
       throw corrupt_error("ccf::kv: the log '" + path_ + "' is corrupt at offset " +
-                          std::to_string(offset) + " (a record the index points to is not valid)");
+                          std::to_string(offset) + " (no valid record there)");
     }
     return *r;
   }
