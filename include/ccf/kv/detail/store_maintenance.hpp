@@ -113,7 +113,15 @@ inline void store::compact() {
     meta.last_record = t.last_record;
     if (t.last_record != 0)
       meta.last_checksum = t.log->record_at(t.last_record, t.end, t.probe).checksum;
-    detail::write_snapshot(*fs_, index_tmp, *t.index, meta);
+    // The snapshot only spares the next open a replay: one that cannot be written (a full disk,
+    // a file size limit) is skipped, as at close, and the compaction, which gives space back,
+    // goes on.
+    bool snapshot_written = true;
+    try {
+      detail::write_snapshot(*fs_, index_tmp, *t.index, meta);
+    } catch (const std::exception&) {
+      snapshot_written = false;
+    }
     fs_->rename(log_tmp, file("log"));
     t.log->moved_to(file("log"));
     // The new log is now the store's log: from here on nothing may be written to the old one.
@@ -125,14 +133,20 @@ inline void store::compact() {
       throw;
     }
     switch_to(detail::generation{t.log, std::move(t.index)}, t);
-    // The old snapshot names the old log and is ignored from now on; a failure to put the new
-    // one in place only costs the next open a full replay.
+    // The old snapshot names the old log and is ignored from now on (removed when no new one
+    // replaces it: it is as large as the index); a failure to put the new one in place only
+    // costs the next open a full replay.
     try {
-      fs_->rename(index_tmp, file("index"));
+      if (snapshot_written) {
+        fs_->rename(index_tmp, file("index"));
+      } else if (fs_->exists(file("index"))) {
+        fs_->remove(file("index"));
+      }
       fs_->sync_directory(dir_);
     } catch (const std::exception&) {
-      snapshot_position_ = 0;
+      snapshot_written = false;
     }
+    if (!snapshot_written) snapshot_position_ = 0;
     return;
   } catch (...) {
     // The old log and its snapshot are untouched (the renames come last): drop what was made.
