@@ -154,6 +154,29 @@ TEST(kv_snapshot, a_stale_snapshot_only_costs_replay) {
   EXPECT_EQ(s->stats().records, 451u);
 }
 
+// A snapshot that cannot be opened (a read-only file for a user who is not root; here a symbolic
+// link to a directory) made every command fail: it only costs a replay.
+TEST(kv_snapshot, a_snapshot_that_cannot_be_opened_only_costs_replay) {
+  temp_dir dir;
+  const std::string db = dir / "db";
+  auto s = store::open(db);
+  put_range(*s, 0, 20, "k");
+  s->close();
+  std::filesystem::remove(db + "/index");
+  std::filesystem::create_directory(dir / "elsewhere");
+  std::filesystem::create_directory_symlink(dir / "elsewhere", db + "/index");
+  options strict;
+  strict.strict_recovery = true;
+  s = store::open(db, strict);
+  EXPECT_FALSE(s->opened().snapshot_used);
+  EXPECT_EQ(s->opened().replayed_records, 20u);
+  EXPECT_EQ(s->get("k7"), std::optional<std::string>("49"));
+  s->close();
+  EXPECT_TRUE(std::filesystem::is_directory(dir / "elsewhere"));
+  s = store::open(db, strict);
+  EXPECT_TRUE(s->opened().snapshot_used) << "close wrote no snapshot in its place";
+}
+
 // A recovery that cuts the log below the snapshot's position makes that snapshot stale for good:
 // once the log grows past the position again, the snapshot must not be used (it would point into
 // the new records, and replay would start in the middle of one).

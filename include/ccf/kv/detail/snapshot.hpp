@@ -124,7 +124,12 @@ inline std::unique_ptr<kv_index> read_snapshot(file_system& fs, const std::strin
   const std::array<std::byte, 16>& log_id = log.header().id;
   const std::uint64_t log_size = log.size(), seed = log.header().seed;
   if (!fs.exists(path)) return nullptr;
-  std::unique_ptr<file> f = fs.open(path, file_system::open_mode::existing);
+  std::unique_ptr<file> f;
+  try {
+    f = fs.open(path, file_system::open_mode::existing);
+  } catch (const io_error&) {
+    return nullptr;  // one that cannot be opened (read-only, not a file) only costs a replay
+  }
   const std::uint64_t size = f->size();
   std::array<std::byte, snapshot_header_size> h{};
   if (size < snapshot_header_size + 8 || f->read_at(0, h) != h.size()) return nullptr;
