@@ -207,8 +207,20 @@ std::size_t read_chunk(std::istream& in, std::string& chunk, std::size_t want) {
   return chunk.size();
 }
 
+/// Refuses a file name whose manifest key ("m:" and the name) no store can hold: before, an
+/// import stored every chunk first and then failed on the manifest ("a key must have ..."),
+/// leaving the chunks behind.
+void check_name_length(const std::string& name) {
+  if (name.size() + 2 > ccf::kv::max_key_size) {
+    throw cli_error(1, "a name must have at most " + std::to_string(ccf::kv::max_key_size - 2) +
+                           " bytes (its manifest's key is \"m:\" and the name), not " +
+                           std::to_string(name.size()));
+  }
+}
+
 int cmd_import(const std::string& dir, const std::string& path, std::string name,
                std::size_t chunk_size, bool recover) {
+  check_name_length(name);
   if (chunk_size == 0 || chunk_size > ccf::kv::max_value_size) {
     throw cli_error(1, "--chunk-size: " + std::to_string(chunk_size) +
                            " is not an integer from 1 to " +
@@ -226,6 +238,7 @@ int cmd_import(const std::string& dir, const std::string& path, std::string name
   if (!in) throw cli_error(2, "cannot open " + shown + ": " + errno_text());
   if (std::filesystem::is_directory(source)) throw cli_error(2, shown + " is a directory");
   if (name.empty()) name = base_name(path);
+  check_name_length(name);
   // A regular file is read up to its size now: one that grows meanwhile (the store's own log)
   // cannot make the import read forever. One that says it holds 0 bytes (a file of /proc or
   // /sys) is read to its end: its size was imported as an empty file.
@@ -309,6 +322,7 @@ void check_outside_store(const std::string& dir, const std::string& out) {
 
 int cmd_export(const std::string& dir, const std::string& out, const std::string& wanted,
                bool recover) {
+  check_name_length(wanted);
   check_outside_store(dir, out);
   auto s = open_store(dir, false, recover);
   const std::string name = manifest_name(*s, wanted);
@@ -352,6 +366,7 @@ bool is_chunk_key(std::string_view key) {
 /// known. The manifest goes first, then the chunks, so a command killed meanwhile leaves only
 /// unlisted chunks, which the next rm frees. `compact` then gives the space back.
 int cmd_rm(const std::string& dir, const std::string& name, bool recover) {
+  check_name_length(name);
   auto s = open_store(dir, false, recover);
   if (!name.empty() && !s->contains("m:" + name))
     throw cli_error(1, "no file '" + name + "' in the store");

@@ -340,6 +340,17 @@ run "$ccf" db stats "$cut" --recover > "$work/stats" 2> "$work/err"
   grep -q "lost its last 24 synced bytes" "$work/err" ||
   fail "stats --recover of a log that lost a synced record: exit $rc: $(cat "$work/stats" "$work/err")"
 [ "$("$ccf" db get "$cut" k2)" = v2 ] || fail "get k2 after the recovery"
+# A name whose manifest key no store can hold is refused before anything is stored.
+long_name=$(head -c 65535 /dev/zero | tr '\0' n)
+named="$work/named"
+for args in "import $named $work/stats --name $long_name" \
+  "export $named $work/out.bin --name $long_name" "rm $named $long_name"; do
+  # shellcheck disable=SC2086  # the words of $args are the arguments
+  run "$ccf" db $args > /dev/null 2> "$work/err"
+  [ $rc = 1 ] && grep -q "a name must have at most 65534 bytes" "$work/err" ||
+    fail "db ${args%% *} with a name of 65535 bytes: exit $rc: $(cat "$work/err")"
+done
+[ ! -e "$named" ] || fail "a refused command created the store"
 # A superseded record below the snapshot's position rotted: a get of its key still works, a
 # compaction meets it and points to --recover, which replays the whole log and cuts it there.
 rot="$work/rot"
