@@ -340,6 +340,16 @@ run "$ccf" db stats "$cut" --recover > "$work/stats" 2> "$work/err"
   grep -q "lost its last 24 synced bytes" "$work/err" ||
   fail "stats --recover of a log that lost a synced record: exit $rc: $(cat "$work/stats" "$work/err")"
 [ "$("$ccf" db get "$cut" k2)" = v2 ] || fail "get k2 after the recovery"
+# A put that passes the file size limit fails (exit 2) and leaves no part of its record: the
+# next command has no torn tail to recover.
+limited="$work/limited"
+"$ccf" db put "$limited" small value
+run bash -c "ulimit -f 8; exec \"\$0\" db put \"\$1\" big \"\$(head -c 20000 /dev/zero | tr '\\0' v)\"" \
+  "$ccf" "$limited" 2> "$work/err"
+[ $rc = 2 ] && grep -q "File too large" "$work/err" || fail "a put past ulimit -f: exit $rc: $(cat "$work/err")"
+run "$ccf" db get "$limited" small > "$work/out" 2> "$work/err"
+[ $rc = 0 ] && [ "$(cat "$work/out")" = value ] && [ ! -s "$work/err" ] ||
+  fail "get after a put past ulimit -f: exit $rc: $(cat "$work/err")"
 # A name whose manifest key no store can hold is refused before anything is stored.
 long_name=$(head -c 65535 /dev/zero | tr '\0' n)
 named="$work/named"

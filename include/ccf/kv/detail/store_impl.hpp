@@ -425,7 +425,17 @@ inline void store::commit(std::vector<detail::pending_write*>& batch) {
     throw io_error("ccf::kv: the log '" + g.log->path() + "' would pass its 2 TiB limit");
   }
   try {
-    g.log->raw().write_at(start, bytes);
+    try {
+      g.log->raw().write_at(start, bytes);
+    } catch (const std::exception&) {
+      // Part of the batch may be in the file (a full disk, a file size limit): cut it off, or
+      // the next open reported it as a recovered torn tail. Nothing below `start` changes.
+      try {
+        g.log->raw().truncate(start);
+      } catch (const std::exception&) {
+      }
+      throw;
+    }
     if (options_.sync == durability::every_write) {
       g.log->raw().sync();
       ++syncs_;
