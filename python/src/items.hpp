@@ -53,16 +53,26 @@ class item_hasher {
       out[i] = u64(values[i]);
   }
 
-  /// The hash of one Python item; TypeError, ValueError or OverflowError for what is not an item.
-  std::uint64_t item(py::handle obj) const {
-    PyObject* o = obj.ptr();
-    if (PyBytes_Check(o)) return bytes(std::string_view(PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o)));
-    if (PyUnicode_Check(o)) {
+  /// The hash of a str's UTF-8 encoding. An ASCII str is its own encoding; any other is encoded
+  /// into a temporary: PyUnicode_AsUTF8AndSize keeps the encoding inside the str for as long as
+  /// it lives, and a batch of non-ASCII strs grew by that much for good.
+  std::uint64_t str(PyObject* o) const {
+    if (PyUnicode_IS_ASCII(o)) {
       Py_ssize_t n = 0;
       const char* s = PyUnicode_AsUTF8AndSize(o, &n);
       if (s == nullptr) throw py::error_already_set();
       return bytes(std::string_view(s, static_cast<std::size_t>(n)));
     }
+    const py::object utf8 = py::reinterpret_steal<py::object>(PyUnicode_AsUTF8String(o));
+    if (!utf8) throw py::error_already_set();
+    return bytes(std::string_view(PyBytes_AS_STRING(utf8.ptr()), PyBytes_GET_SIZE(utf8.ptr())));
+  }
+
+  /// The hash of one Python item; TypeError, ValueError or OverflowError for what is not an item.
+  std::uint64_t item(py::handle obj) const {
+    PyObject* o = obj.ptr();
+    if (PyBytes_Check(o)) return bytes(std::string_view(PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o)));
+    if (PyUnicode_Check(o)) return str(o);
     if (PyLong_Check(o)) return u64(int_value(o));
     if (is_numpy_integer(o))
       return u64(int_value(py::reinterpret_steal<py::object>(index(o)).ptr()));

@@ -66,9 +66,9 @@ bool check_bool(py::handle arg, const char* name) {
 }
 void check_fpr(double fpr) {
   if (!(fpr > 0.0 && fpr <= 0.5)) {
-    std::ostringstream s;
-    s << "ccf: fpr (the target false-positive rate) must be in (0, 0.5], not " << fpr;
-    throw py::value_error(s.str());
+    // Python's repr: a stream's six digits showed 0.50000001 as "0.5", a value in the range.
+    throw py::value_error("ccf: fpr (the target false-positive rate) must be in (0, 0.5], not " +
+                          py::repr(py::float_(fpr)).cast<std::string>());
   }
 }
 

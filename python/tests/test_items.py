@@ -158,6 +158,12 @@ def test_bad_fpr(fpr):
         ccf.GrowingCuckooFilter(100, fpr)
 
 
+def test_bad_fpr_message_gives_the_value_as_python_writes_it():
+    # A stream's six digits wrote 0.50000001 as 0.5, a value inside the range it named.
+    with pytest.raises(ValueError, match=r"not 0\.50000001$"):
+        ccf.CuckooFilter(100, 0.50000001)
+
+
 def test_integer_arguments_out_of_range_are_value_errors():
     # Too large for the table or the machine, or for the argument's type: ValueError either way.
     for capacity in (2**62, 2**63, 2**64 - 1):
@@ -231,6 +237,19 @@ def test_str_that_is_not_utf8():
     with pytest.raises(UnicodeEncodeError):
         f.add_many(["ok", "\udfff"])
     assert len(f) == 1 and "ok" in f
+
+
+def test_a_str_item_keeps_its_size():
+    # The UTF-8 encoding of a non-ASCII str was cached inside it for as long as it lived.
+    items = ["\u00e9t\u00e9 %d" % i for i in range(1000)] + ["plain %d" % i for i in range(1000)]
+    sizes = [sys.getsizeof(s) for s in items]
+    f = ccf.CuckooFilter(10_000)
+    f.add(items[0])
+    f.add_many(items)
+    assert all(s in f for s in items)
+    assert f.contains_many(items).all()
+    assert [sys.getsizeof(s) for s in items] == sizes
+    assert "\u00e9t\u00e9 5" in f and "\u00e9t\u00e9 5".encode() in f
 
 
 def test_unreachable_rate_is_value_error():
