@@ -11,10 +11,17 @@
 // cannot be renamed over (a file bind-mounted on its own: EBUSY; another user's file in a sticky
 // directory: EPERM; EXDEV, EACCES), which is then written again, in place.
 //
+// A regular file is locked (flock) while it is replaced or written, as the ccf tool's add, remove
+// and build lock it while they change it: a save waits for such a change to end (which would
+// otherwise rename its file over the saved one), and a change that starts meanwhile waits for
+// the save. A file that cannot be opened to read, or whose file system cannot lock, is saved
+// without the lock, as the tool's build does.
+//
 // Everything here runs without the GIL and reports errors as errno values, never as exceptions.
 #pragma once
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,19 +104,22 @@ class save_file {
     if (fd_ >= 0) ::close(fd_);
     if (!tmp_.empty()) ::unlinkat(dir_fd_, tmp_.c_str(), 0);
     if (dir_fd_ >= 0) ::close(dir_fd_);
+    if (lock_fd_ >= 0) ::close(lock_fd_);  // last: the new file is in place; releases the lock
   }
 
-  /// Opens the file to write (a FIFO waits here for its reader); returns 0 or an errno.
+  /// Opens the file to write (a FIFO waits here for its reader, a locked file for its lock);
+  /// returns 0 or an errno (EINTR: a signal came while it waited).
   int open(const std::string& path) {
-    if (in_place_) return open_directly(path);
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) {
       // A new file; anything else wrong is for the open to report, as it always did.
-      return errno == ENOENT ? open_temporary(path) : open_directly(path);
+      return errno == ENOENT && !in_place_ ? open_temporary(path) : open_directly(path);
     }
     // Only a regular file named as such is replaced by a rename: a symbolic link (also
     // /dev/stdout), a FIFO or a device is written as it is.
     if (!S_ISREG(st.st_mode)) return open_directly(path);
+    if (const int err = lock(path); err != 0) return err;
+    if (in_place_) return open_directly(path);
     // The file must be one this process may write, as open() would judge it (permissions, ACLs,
     // a read-only mount): opened for writing, not truncated, and its owner and mode read there.
     const int probe = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -203,7 +213,33 @@ class save_file {
     return err;
   }
 
+  /// Takes the flock on the regular file at `path` (the file the path names once locked: one
+  /// renamed over it meanwhile is locked instead); 0 also when it cannot be taken, EINTR when a
+  /// signal came while it waited.
+  int lock(const std::string& path) {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      lock_fd_ = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      if (lock_fd_ < 0) return 0;  // the open for writing says what is wrong, if anything
+      struct stat held {};
+      if (::fstat(lock_fd_, &held) != 0 || ::flock(lock_fd_, LOCK_EX) != 0) {
+        const int err = errno;
+        ::close(lock_fd_);
+        lock_fd_ = -1;
+        return err == EINTR ? EINTR : 0;
+      }
+      struct stat now {};
+      if (::stat(path.c_str(), &now) == 0 && now.st_ino == held.st_ino &&
+          now.st_dev == held.st_dev) {
+        return 0;
+      }
+      ::close(lock_fd_);  // replaced while it waited: lock the new file
+      lock_fd_ = -1;
+    }
+    return 0;
+  }
+
   bool in_place_;
+  int lock_fd_ = -1;  // the locked target, held until the new file is in place
   int fd_ = -1;
   int dir_fd_ = -1;  // the target's directory (O_PATH), for a temporary file
   std::unique_ptr<fd_out_buffer> buffer_;

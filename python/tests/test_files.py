@@ -259,6 +259,32 @@ def test_a_save_that_fails_partway_leaves_the_old_file(tmp_path, cls, concurrent
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.ccf"]  # no temporary file left
 
 
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_save_waits_for_the_lock_the_tool_takes(tmp_path, concurrent):
+    # The ccf tool's add, remove and build hold an flock on the file while they change it; a save
+    # took no lock, and a change that had read the file renamed its own over the saved one.
+    import fcntl
+    import threading
+    path = tmp_path / "f.ccf"
+    ccf.CuckooFilter(100).save(path)
+    f = ccf.CuckooFilter(100, concurrent=concurrent)
+    f.add("from python")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        done = threading.Event()
+        saver = threading.Thread(target=lambda: (f.save(path), done.set()))
+        saver.start()
+        assert not done.wait(0.5), "the save did not wait for the lock"
+        assert "from python" not in ccf.load(path)
+    finally:
+        os.close(fd)  # releases the lock
+    assert done.wait(30)
+    saver.join()
+    assert "from python" in ccf.load(path)
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".ccf-save")]
+
+
 def test_save_replaces_a_file_whole(tmp_path, monkeypatch):
     f, g = filled("static"), filled("growing")
     path = tmp_path / "f.ccf"
