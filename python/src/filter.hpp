@@ -121,10 +121,25 @@ class py_filter {
     return op();
   }
 
+  /// Whether an insert may double the table of a concurrent growing filter (it doubles past
+  /// 95 % load; a sequential filter is guarded by the GIL, which it keeps).
+  bool may_double() const noexcept {
+    return concurrent_ && f_.growing() && f_.load_factor() >= 0.9;
+  }
+
   // ---- one item (hashed with the GIL held, then single()) ----
   void add(item_arg item) {
     const std::uint64_t h = hasher_.item(item);
-    if (!single([&] { return f_.insert_hash(h); })) raise_full(0, f_);
+    bool in = false;
+    if (may_double()) {
+      // A doubling copies the whole table (a second or more for a large one): every other
+      // Python thread stopped meanwhile. The insert runs as a batch does, without the GIL.
+      batch_guard unlocked(*this);
+      in = f_.insert_hash(h);
+    } else {
+      in = single([&] { return f_.insert_hash(h); });
+    }
+    if (!in) raise_full(0, f_);
   }
   bool remove(item_arg item) {
     const std::uint64_t h = hasher_.item(item);
