@@ -240,18 +240,19 @@ inline void store::replay(const options& o, bool use_snapshot) {
                                             : found));
     }
   }
+  if (scan.end < size && (records_follow || scan.end < floor)) {
+    // Keep the cut-off bytes: they hold records (of writes that were never synced, or past a
+    // corruption), or may (the search stopped at its bound), or were synced. Kept before the
+    // snapshot goes: a crash in between finds the same damage again.
+    report_.dropped_file = keep_tail(*log, scan.end, size);
+    report_.dropped_records = scan.beyond;
+  }
   if (!report_.snapshot_used && fs_->exists(file("index"))) {
     fs_->remove(file("index"));
     fs_->sync_directory(dir_);
   }
   if (floor > size) report_.lost_synced_bytes = floor - size;
   if (scan.end < size) {
-    if (records_follow || scan.end < floor) {
-      // Keep the cut-off bytes: they hold records (of writes that were never synced, or past a
-      // corruption), or may (the search stopped at its bound), or were synced.
-      report_.dropped_file = keep_tail(*log, scan.end, size);
-      report_.dropped_records = scan.beyond;
-    }
     log->raw().truncate(scan.end);
     log->raw().sync();
     fs_->sync_directory(dir_);
