@@ -222,12 +222,39 @@ class py_filter {
 
   // ---- files and bytes ----
   py::bytes to_bytes() const {
+    if (!f_.growing()) {
+      if (std::optional<py::bytes> b = to_bytes_in_place()) return *std::move(b);
+    }
     std::vector<std::byte> b;
     {
       batch_guard g(*this);
       b = f_.to_bytes();
     }
     return py::bytes(reinterpret_cast<const char*>(b.data()), b.size());
+  }
+  /// A static filter's file, whose size does not change, written straight into a bytes object of
+  /// that size: made in a vector and then copied, it took twice the file's size at its peak (a
+  /// pickle of a large filter). Empty if the file did not fill it exactly.
+  std::optional<py::bytes> to_bytes_in_place() const {
+    std::vector<std::byte> none;
+    const std::uint64_t n = f_.read_bytes(0, 0, none);
+    if (n > static_cast<std::uint64_t>(PY_SSIZE_T_MAX)) return std::nullopt;
+    auto out = py::reinterpret_steal<py::bytes>(
+        PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(n)));
+    if (!out) throw py::error_already_set();
+    bool whole = false;
+    {
+      batch_guard g(*this);  // the bytes object is this thread's alone until it returns
+      fixed_out_buffer buffer(PyBytes_AS_STRING(out.ptr()), static_cast<std::size_t>(n));
+      std::ostream stream(&buffer);
+      try {
+        f_.save(stream);
+        whole = buffer.written() == n;
+      } catch (const std::runtime_error&) {  // stream_out: the buffer was too small
+      }
+    }
+    if (!whole) return std::nullopt;
+    return out;
   }
   /// Writes the filter's file (save_file.hpp: a regular file is replaced only once the new one is
   /// whole). Opening and writing may wait (a FIFO that another Python thread reads), so neither

@@ -88,6 +88,13 @@ class fd_out_buffer : public std::streambuf {
   std::vector<char> buffer_;
 };
 
+/// A stream buffer writing into `size` bytes at `data` and failing past them.
+class fixed_out_buffer : public std::streambuf {
+ public:
+  fixed_out_buffer(char* data, std::size_t size) { setp(data, data + size); }
+  std::size_t written() const noexcept { return static_cast<std::size_t>(pptr() - pbase()); }
+};
+
 /// The destination of one save: open() it, write through buffer(), then commit(). Dropped
 /// uncommitted, it closes the file and removes the temporary one.
 class save_file {
