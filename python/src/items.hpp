@@ -151,14 +151,16 @@ class item_hasher {
     PyObject* integer;
     PyObject* boolean;
     PyObject* any;
-    PyObject* masked;  // numpy.ma.MaskedArray
+    PyObject* masked;     // numpy.ma.MaskedArray
+    PyObject* timedelta;  // numpy.timedelta64: a numpy integer, but no index
   };
   static const numpy_scalars& numpy() {
     static const numpy_scalars types = [] {
       const py::module_ np = py::module_::import("numpy");
       auto kept = [&](const char* name) { return py::object(np.attr(name)).release().ptr(); };
       py::object masked = py::module_::import("numpy.ma").attr("MaskedArray");
-      return numpy_scalars{kept("integer"), kept("bool_"), kept("generic"), masked.release().ptr()};
+      return numpy_scalars{kept("integer"), kept("bool_"), kept("generic"), masked.release().ptr(),
+                           kept("timedelta64")};
     }();
     return types;
   }
@@ -167,7 +169,9 @@ class item_hasher {
     if (r < 0) throw py::error_already_set();
     return r == 1;
   }
-  static bool is_numpy_integer(PyObject* o) { return is_instance(o, numpy().integer); }
+  static bool is_numpy_integer(PyObject* o) {
+    return is_instance(o, numpy().integer) && !is_instance(o, numpy().timedelta);
+  }
   /// Whether a buffer format (struct module syntax) has a Python object field ('O'), outside the
   /// :names: of a structure's fields.
   static bool holds_objects(std::string_view format) noexcept {
