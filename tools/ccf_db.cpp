@@ -137,10 +137,13 @@ constexpr std::size_t manifest_line_min = 35;
 constexpr std::uint64_t manifest_max_lines =
     (ccf::kv::max_value_size - manifest_header_max) / manifest_line_min;  // 30,678,335
 
+/// The first line of every manifest.
+constexpr std::string_view manifest_magic = "ccf-manifest 1\n";
+
 /// The manifest of a file of `size` bytes and XXH3-128 `hash`, whose chunk keys are `lines`
 /// (each ending in a newline).
 std::string encode(std::uint64_t size, const std::string& hash, const std::string& lines) {
-  return "ccf-manifest 1\n" + std::to_string(size) + "\n" + hash + "\n" + lines;
+  return std::string(manifest_magic) + std::to_string(size) + "\n" + hash + "\n" + lines;
 }
 
 /// A file whose manifest would be longer than the largest value: refused before its chunks are
@@ -163,6 +166,8 @@ std::string standard_input_path() {
 }
 
 manifest decode(const std::string& name, const std::string& text) {
+  // A value of the user's under "m:" without a newline was called a damaged manifest.
+  if (!text.starts_with(manifest_magic)) throw cli_error(2, "'" + name + "' is not a manifest");
   manifest m;
   std::size_t pos = 0;
   auto line = [&]() -> std::string {
@@ -172,7 +177,7 @@ manifest decode(const std::string& name, const std::string& text) {
     pos = nl + 1;
     return l;
   };
-  if (line() != "ccf-manifest 1") throw cli_error(2, "'" + name + "' is not a manifest");
+  line();  // manifest_magic
   const std::string size = line();
   const char* last = size.data() + size.size();
   const auto [end, ec] = std::from_chars(size.data(), last, m.size);
@@ -286,12 +291,13 @@ int cmd_import(const std::string& dir, const std::string& path, std::string name
   return 0;
 }
 
-/// The manifest to export: `name`, or the store's only one.
+/// The manifest to export: `name`, or the store's only one (a key under "m:" whose value is no
+/// manifest, a key of the user's, is not counted).
 std::string manifest_name(ccf::kv::store& s, const std::string& name) {
   if (!name.empty()) return name;
   std::vector<std::string> names;
-  s.for_each([&](std::string_view k, std::string_view) {
-    if (k.starts_with("m:")) names.emplace_back(k.substr(2));
+  s.for_each([&](std::string_view k, std::string_view v) {
+    if (k.starts_with("m:") && v.starts_with(manifest_magic)) names.emplace_back(k.substr(2));
   });
   if (names.size() == 1) return names[0];
   std::string list;

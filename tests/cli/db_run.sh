@@ -361,6 +361,17 @@ for args in "import $named $work/stats --name $long_name" \
     fail "db ${args%% *} with a name of 65535 bytes: exit $rc: $(cat "$work/err")"
 done
 [ ! -e "$named" ] || fail "a refused command created the store"
+# A key of the user's under m: is no imported file: export without --name passes it over, and
+# names it as no manifest when asked for it.
+mixed="$work/mixed"
+printf 'hello\n' > "$work/h.txt"
+"$ccf" db import "$mixed" "$work/h.txt" 2> /dev/null
+"$ccf" db put "$mixed" m:junk "not a manifest"
+"$ccf" db export "$mixed" "$work/h.out" || fail "export beside a user's m: key: exit $?"
+cmp -s "$work/h.txt" "$work/h.out" || fail "export beside a user's m: key: wrong bytes"
+run "$ccf" db export "$mixed" "$work/j.out" --name junk 2> "$work/err"
+[ $rc = 2 ] && grep -q "'junk' is not a manifest" "$work/err" ||
+  fail "export --name of a user's m: key: exit $rc: $(cat "$work/err")"
 # A superseded record below the snapshot's position rotted: a get of its key still works, a
 # compaction meets it and points to --recover, which replays the whole log and cuts it there.
 rot="$work/rot"
