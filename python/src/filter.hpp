@@ -573,14 +573,28 @@ class py_filter {
     return true;
   }
 
+  /// contains_many of any iterable, hashed and looked up a chunk at a time: the answers take a
+  /// byte per item (hashing the whole iterable first took eight more, a generator's included).
   py::array_t<bool> contains_iterable(py::handle items) const {
     py::iterator it = py::iter(items);
     std::vector<std::uint64_t> hashes;
-    hasher_.items(it, hashes, static_cast<std::size_t>(-1));
-    py::array_t<bool> found(static_cast<py::ssize_t>(hashes.size()));
+    std::vector<std::unique_ptr<bool[]>> answers;  // a chunk's each
+    std::size_t n = 0;
+    for (bool last = false; !last;) {
+      hashes.clear();
+      last = hasher_.items(it, hashes, iterable_chunk);
+      if (hashes.empty()) break;
+      answers.push_back(std::make_unique<bool[]>(hashes.size()));
+      batch_guard g(*this);
+      f_.contains_many_hashes(hashes, std::span(answers.back().get(), hashes.size()));
+      n += hashes.size();
+    }
+    py::array_t<bool> found(static_cast<py::ssize_t>(n));
     bool* out = found.mutable_data();
-    batch_guard g(*this);
-    f_.contains_many_hashes(hashes, std::span(out, hashes.size()));
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      const std::size_t m = std::min(iterable_chunk, n - i * iterable_chunk);
+      std::copy_n(answers[i].get(), m, out + i * iterable_chunk);
+    }
     return found;
   }
 
