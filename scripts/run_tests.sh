@@ -27,9 +27,9 @@ sanitized_tests="stress_concurrent_test;stress_lock_test;stress_kcas_test;lock_t
 sanitized_tests="$sanitized_tests;contract_test;lockfree_test;lockfree_filter_test;linearizability_test"
 sanitized_tests="$sanitized_tests;engine_test;batch_insert_test;allocator_test"
 sanitized_tests="$sanitized_tests;bulk_build_test;serialization_test;kv_store_test;kv_fault_test"
-sanitized_tests="$sanitized_tests;kv_fault_fs_test;kv_concurrent_test;kv_recovery_test;growing_test"
+sanitized_tests="$sanitized_tests;kv_fault_fs_test;kv_concurrent_test;kv_recovery_test;kv_corruption_test"
 sanitized_tests="$sanitized_tests;runtime_filter_test;kv_failure_test;clear_concurrent_test"
-sanitized_tests="$sanitized_tests;file_parts_test"
+sanitized_tests="$sanitized_tests;file_parts_test;growing_test"
 for san in thread address,undefined; do
   dir=build/san-${san//,/-}
   echo "== ${san} sanitizer build: ${sanitized_tests//;/ } =="
