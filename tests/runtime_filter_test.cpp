@@ -291,6 +291,26 @@ TEST(runtime_filter_errors, a_growing_file_loaded_as_lock_free_is_a_bad_argument
   EXPECT_TRUE(h.growing() && h.contains("a"));
 }
 
+TEST(runtime_filter_errors, a_filter_past_this_machines_memory_names_the_capacity_asked_for) {
+  const std::size_t huge = std::size_t{1} << 44;  // 2^44 items take more than 16 TiB
+  if (ccf::detail::physical_memory_bytes() >= (std::uint64_t{1} << 45)) {
+    GTEST_SKIP() << "this machine could hold such a filter";
+  }
+  for (const auto& c :
+       {ccf::filter_config::for_rate(huge, 1e-3), ccf::filter_config::growing_for_rate(huge, 1e-3),
+        ccf::filter_config::growing_for_rate(huge, 1e-3, ccf::filter_kind::concurrent)}) {
+    try {
+      ccf::runtime_filter f(c);
+      ADD_FAILURE() << "a filter for 2^44 items was made";
+    } catch (const std::length_error& e) {
+      // A growing filter named its first table's capacity (for 2^40: 2089072092774 items).
+      EXPECT_NE(std::string(e.what()).find("for " + std::to_string(huge) + " items"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(runtime_filter_errors, kind_names_round_trip) {
   for (filter_kind k : {filter_kind::sequential, filter_kind::concurrent, filter_kind::lockfree})
     EXPECT_EQ(ccf::parse_filter_kind(ccf::to_string(k)), k);

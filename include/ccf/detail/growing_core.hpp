@@ -168,6 +168,9 @@ class growing_core {
       : threads_(threads), alloc_(alloc), hashes_(hash_allocator_of(alloc)) {
     if (initial_capacity == 0) throw std::invalid_argument("ccf: capacity must be at least 1");
     const std::size_t buckets = growing_initial_buckets(initial_capacity);
+    // Checked here, naming the capacity asked for: the first table's own capacity (with its
+    // slack, and rounded up to whole chunks) is larger, and named a number nobody had given.
+    check_fits_in_memory(engine_type::table_bytes(buckets), initial_capacity);
     if (buckets > growing_chunk) {
       // Start splitting at once: 2^k chunks of growing_chunk buckets.
       publish(make_state(static_cast<unsigned>(std::countr_zero(buckets / growing_chunk)),
