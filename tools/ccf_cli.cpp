@@ -242,16 +242,21 @@ ccf::runtime_filter load(const std::string& path, int fd) {
 /// The filter file at `path`, open and locked (flock) against other ccf add / remove / build, as
 /// long as it lives. It is the file the path names once locked (a change that renamed another
 /// file over it meanwhile is waited for); a lock held by another process is waited for, saying
-/// so on standard error unless `quiet`. `lock::to_replace` (build) locks where it can: a file
-/// that is missing, that cannot be opened to read, or that its file system cannot lock is
+/// so once on standard error unless `quiet`. `lock::to_replace` (build) locks where it can: a
+/// file that is missing, that cannot be opened to read, or that its file system cannot lock is
 /// replaced without the lock (fd() -1).
+///
+/// Each waiter of a queue gets the lock on the file it opened, finds it replaced by the holder
+/// before it, and locks the new one: behind N writers, up to N tries. Those tries are not
+/// counted (each follows a change another writer made); only tries where the lock was free and
+/// the file was replaced all the same (by something that does not lock) are, up to 100.
 class locked_file {
  public:
   enum class lock { to_change, to_replace };
 
-  locked_file(const std::string& path, lock purpose, bool quiet) {
+  locked_file(const std::string& path, lock purpose, bool quiet) : quiet_(quiet) {
     const bool best_effort = purpose == lock::to_replace;
-    for (int attempt = 0; attempt < 100; ++attempt) {
+    for (int unlocked_changes = 0; unlocked_changes < 100;) {
       // O_NONBLOCK: opening a FIFO to read waits for a writer; this one is refused below.
       fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
       if (fd_ < 0 && best_effort && (errno == ENOENT || errno == EACCES)) return;
@@ -261,7 +266,8 @@ class locked_file {
         ::close(fd_);
         throw cli_error(2, "'" + path + "' is not a regular file");
       }
-      if (const int rc = take(path, quiet); rc != 0) {
+      bool waited = false;
+      if (const int rc = take(path, waited); rc != 0) {
         ::close(fd_);
         fd_ = -1;
         if (best_effort) return;
@@ -272,6 +278,7 @@ class locked_file {
         return;
       }
       ::close(fd_);  // replaced while we waited: lock the new file
+      if (!waited) ++unlocked_changes;
     }
     throw cli_error(2, "'" + path + "' keeps being replaced; cannot lock it");
   }
@@ -283,15 +290,18 @@ class locked_file {
   int fd() const noexcept { return fd_; }
 
  private:
-  /// Takes the lock, waiting (and saying so) while another holds it; 0 or the error.
-  int take(const std::string& path, bool quiet) const {
+  /// Takes the lock, waiting (and saying so, the first time) while another holds it; 0 or the
+  /// error. `waited`: whether another held it.
+  int take(const std::string& path, bool& waited) {
     if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return 0;
     if (errno != EWOULDBLOCK && errno != EINTR) return errno;
-    if (!quiet) {
+    waited = true;
+    if (!quiet_ && !said_waiting_) {
       std::fprintf(stderr,
                    "ccf: waiting for the lock on '%s' (another ccf add, remove or build is "
                    "changing it)\n",
                    path.c_str());
+      said_waiting_ = true;
     }
     while (::flock(fd_, LOCK_EX) != 0) {
       if (errno != EINTR) return errno;
@@ -300,6 +310,8 @@ class locked_file {
   }
 
   int fd_ = -1;
+  bool quiet_ = false;
+  bool said_waiting_ = false;
 };
 
 /// Writes `f` to `path` as it is saved: no copy of the file in memory. With `replacing` (build),

@@ -510,6 +510,28 @@ if want concurrent; then
   check_eq "concurrent adds: every key of every process is present" 0 "$(count_selected conc.ccf conc.txt -v)"
   check_eq "concurrent adds and a remove: items" $((12 * per_run)) "$(info_field conc.ccf items)"
   check_no_temp_files "concurrent adds" "$work"
+
+  # 250 single-key adds queued behind a held lock: each commit replaces the file the others
+  # wait on, so the last waiter locks up to 250 files in turn. Every add takes effect (past 100
+  # tries, some gave up: "keeps being replaced"), and each says once that it waits.
+  echo queue-seed | ccf build -o queue.ccf --capacity 10000 -q
+  mkdir queue.err
+  exec 8< queue.ccf
+  flock -x 8
+  pids=()
+  for i in $(seq 1 250); do
+    timeout -k 5 120 "$ccf_bin" add queue.ccf "queue-$i" 8<&- 2> "queue.err/$i" &
+    pids+=($!)
+  done
+  sleep 1
+  exec 8<&-
+  failed=0
+  for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
+  check_eq "250 adds queued on one filter: all succeed" 0 "$failed"
+  check_eq "250 adds queued on one filter: items" 251 "$(info_field queue.ccf items)"
+  most=$(for i in $(seq 1 250); do grep -c "waiting for the lock" "queue.err/$i"; done | sort -n | tail -1)
+  check_eq "250 adds queued on one filter: each says once that it waits" 1 "$most"
+  check_no_temp_files "queued adds" "$work"
 fi
 
 # ---------------------------------------------------------------------------------------------
