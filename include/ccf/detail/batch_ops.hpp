@@ -614,21 +614,13 @@ void fill_chunk(Engine& engine, const std::uint64_t* hashes, std::size_t count, 
 /// Items per round of a bulk build: the scratch for one round is 8 bytes per item.
 inline constexpr std::size_t bulk_round = std::size_t{1} << 24;
 
-/// Fills a table the caller has to itself with items [0, n) using `threads` threads (see the top
-/// of this file), in rounds of `bulk_round` items. With `skip_present`, an item the table already
-/// answers yes for is skipped (a repeat, or a false positive, which answers yes anyway). The
-/// engine's size is updated. The threads are started once; four barriers a round separate
-/// counting, scattering, and filling the even and the odd chunks. When hash_at or an insert
-/// throws on some thread (an insert only std::bad_alloc, as a thread's path-search queue is first
-/// sized), every thread stops at its next barrier, the items that went in stay and are counted
-/// in the size, and the first exception is rethrown.
+/// bulk_insert on a team of t_count threads; std::nullopt, with nothing done and t_count set to
+/// the threads that could be had (fewer), when not all of them could be started.
 template <class Engine, class HashAt>
-bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigned threads,
-                        bool skip_present) {
+std::optional<bulk_result> bulk_insert_team(Engine& engine, std::size_t n, HashAt& hash_at,
+                                            std::size_t& t_count, bool skip_present) {
   const auto& indexer = engine.indexer();
   const std::size_t m = indexer.chunks();
-  const std::size_t t_count = std::max<std::size_t>(
-      1, std::min<std::size_t>({threads, m, (std::min(n, bulk_round) + 4095) / 4096}));
   // Not zeroed, and in huge pages: first touched by the threads that fill it.
   scratch_array<std::uint64_t> sorted(std::min(n, bulk_round));
   // counts[t * m + c]: thread t's items of chunk c, then where they go in `sorted`.
@@ -697,7 +689,7 @@ bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigne
     return total;
   };
   try {
-    run_parallel(t_count, sync, [&](std::size_t t) {
+    const std::size_t ran_on = run_parallel(t_count, sync, [&](std::size_t t) {
       bulk_result mine;
       try {
         body(t, mine);
@@ -707,11 +699,37 @@ bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigne
       }
       results[t] = mine;
     });
+    if (ran_on < t_count) {
+      t_count = ran_on;
+      return std::nullopt;
+    }
   } catch (...) {
     settle();
     throw;
   }
   return settle();
+}
+
+/// Fills a table the caller has to itself with items [0, n) using `threads` threads (see the top
+/// of this file), in rounds of `bulk_round` items. With `skip_present`, an item the table already
+/// answers yes for is skipped (a repeat, or a false positive, which answers yes anyway). The
+/// engine's size is updated. The threads are started once; four barriers a round separate
+/// counting, scattering, and filling the even and the odd chunks. Where fewer threads can be
+/// started (a process's thread limit, no memory for a stack), it runs on those that can, down
+/// to this one alone. When hash_at or an insert throws on some thread (an insert only
+/// std::bad_alloc, as a thread's path-search queue is first sized), every thread stops at its
+/// next barrier, the items that went in stay and are counted in the size, and the first
+/// exception is rethrown.
+template <class Engine, class HashAt>
+bulk_result bulk_insert(Engine& engine, std::size_t n, HashAt&& hash_at, unsigned threads,
+                        bool skip_present) {
+  std::size_t t_count =
+      std::max<std::size_t>(1, std::min<std::size_t>({threads, engine.indexer().chunks(),
+                                                      (std::min(n, bulk_round) + 4095) / 4096}));
+  // Each failed try leaves fewer threads to ask for, and one thread needs none started.
+  for (;;) {
+    if (auto r = bulk_insert_team(engine, n, hash_at, t_count, skip_present)) return *r;
+  }
 }
 
 }  // namespace ccf::detail

@@ -378,8 +378,8 @@ class basic_filter {
 /// chunk, then each thread fills whole chunks of the table with no lock (chunked filters; a
 /// filter of one chunk is filled by one thread). The result is an ordinary Filter. Throws
 /// filter_full_error when some key does not fit in a filter of `capacity` items (at least
-/// keys.size() makes sense, less with skip_present and repeated keys), and std::system_error
-/// when one of its threads cannot be started.
+/// keys.size() makes sense, less with skip_present and repeated keys). Where fewer threads than
+/// options.threads can be started, it runs on those that can.
 template <class Filter>
 Filter build(std::span<const typename Filter::key_type> keys, std::size_t capacity,
              const build_options& options = {},

@@ -78,14 +78,16 @@ class team_barrier {
 };
 
 /// Runs body(t) for t in [0, threads) on `threads` threads (this one included); the bodies meet
-/// at `sync` (a team_barrier of `threads`). No body starts before every thread is there: when
-/// one cannot be started, the others return without running theirs and the std::system_error is
-/// rethrown (a body waiting at a barrier for a thread that never came hung the caller). When a
-/// body throws, it leaves `sync`, the others leave at their next wait, and the first exception
-/// is rethrown once every thread has returned (a body that threw left the others waiting at a
-/// barrier for good, or ended the process from a helper thread).
+/// at `sync` (a team_barrier of `threads`). Returns `threads`. No body starts before every
+/// thread is there: when one cannot be started (no thread, or no memory for one), the others
+/// return without running theirs and the number that could be had (this one included, so at
+/// least 1) is returned instead; nothing ran, and the caller may try again with that many (a
+/// body waiting at a barrier for a thread that never came hung the caller). When a body throws,
+/// it leaves `sync`, the others leave at their next wait, and the first exception is rethrown
+/// once every thread has returned (a body that threw left the others waiting at a barrier for
+/// good, or ended the process from a helper thread).
 template <class Barrier, class Body>
-void run_parallel(std::size_t threads, Barrier& sync, Body&& body) {
+std::size_t run_parallel(std::size_t threads, Barrier& sync, Body&& body) {
   std::exception_ptr failure;
   std::atomic_flag failed;
   auto run = [&](std::size_t t) noexcept {
@@ -114,13 +116,14 @@ void run_parallel(std::size_t threads, Barrier& sync, Body&& body) {
     } catch (...) {
       state.store(called_off, std::memory_order_release);
       state.notify_all();
-      throw;  // the threads started are joined on the way out
+      return pool.size() + 1;  // the threads started are joined on the way out
     }
     state.store(go, std::memory_order_release);
     state.notify_all();
     run(0);
   }  // joined: `failure` is final
   if (failure) std::rethrow_exception(failure);
+  return threads;
 }
 
 }  // namespace ccf::detail
