@@ -156,12 +156,18 @@ class output_file {
   }
   output_file(const output_file&) = delete;
   output_file& operator=(const output_file&) = delete;
-  /// Refuses a target that exists and is not a regular file, or that the user may not write;
-  /// returns its status when it exists. The tool checks before its work, and again when it
-  /// writes.
+  /// Refuses a target that exists and is not a regular file, that the user may not write, or
+  /// whose directory the user cannot create a file in (missing, read-only); returns its status
+  /// when it exists. The tool checks before its work, and again when it writes.
   static std::optional<struct stat> check_target(const std::string& path) {
+    if (path == "-") return std::nullopt;
+    const std::size_t slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+      throw cli_error(2, "cannot create a file next to '" + path + "': " + errno_text());
+    }
     struct stat st {};
-    if (path == "-" || ::lstat(path.c_str(), &st) != 0) return std::nullopt;
+    if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
     if (!S_ISREG(st.st_mode)) {
       throw cli_error(2, "'" + path + "' exists and is not a regular file; not replacing it");
     }

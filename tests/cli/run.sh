@@ -288,6 +288,17 @@ if want change; then
     expect_error "add to a read-only filter, keys waiting" 2 "ro.ccf" "Permission denied" -- \
       timeout -k 5 20 "$ccf_bin" add ro.ccf -k unwritten.fifo
   fi
+  # A directory that cannot take the output is found before any key is read as well (it was
+  # found when the filter was written, after the whole input).
+  expect_error "build -o into a missing directory, keys waiting" 2 \
+    "cannot create a file next to 'no-such-dir/x.ccf'" "No such file or directory" -- \
+    timeout -k 5 20 "$ccf_bin" build -k unwritten.fifo -o no-such-dir/x.ccf
+  if [ "$(id -u)" != 0 ]; then
+    mkdir ro-dir
+    chmod 555 ro-dir
+    expect_error "build -o into a read-only directory, keys waiting" 2 "ro-dir/x.ccf" \
+      "Permission denied" -- timeout -k 5 20 "$ccf_bin" build -k unwritten.fifo -o ro-dir/x.ccf
+  fi
   [ -L link.ccf ] || fail "add through a symbolic link" "link.ccf still a symbolic link" "$(ls -l link.ccf)"
   check_same_file "add through a symbolic link: the target is unchanged" static.ccf target.ccf
   expect_status "add without a filter (usage error)" 1 ccf add
