@@ -75,7 +75,11 @@ int loadchunk(api::context* ctx, api::string** argv, int argc) {
   if (s == key_handle::state::wrong_type) return reply_not_filter(ctx, s);
   std::string error;
   bool changed = false;
-  if (offset == 0) {
+  if (offset == 0 && s == key_handle::state::filter) {
+    // As RedisBloom (and RESTORE without REPLACE): a restore into the wrong key, or one a
+    // client has just filled, replaced its filter with an OK.
+    error = "ERR item exists";
+  } else if (offset == 0) {
     cf_value* v = load_first_chunk(data, error);
     if (v != nullptr && !key.set(v)) error = "ERR could not store the filter";
     changed = error.empty();
@@ -108,7 +112,7 @@ int dump_commands_register(api::context* ctx) {
                                    3,
                                    api::key_ro | api::key_access,
                                    "Returns the next chunk of the filter's dump"};
-  // Like RESTORE: the first chunk replaces whatever the key held.
+  // Like RESTORE: the first chunk makes the key's value (a key holding a filter is refused).
   const command_spec loadchunk_spec{"CF.LOADCHUNK",
                                     guarded<loadchunk>,
                                     "write deny-oom",

@@ -242,11 +242,19 @@ def test_scandump_at_any_iterator_is_that_part_of_the_dump(r):
             assert cf.scandump(key, offset + 1) == [0, None], (key, offset)
 
 
-def test_loadchunk_replaces_and_checks_order(r):
+def test_loadchunk_refuses_a_filter_and_checks_order(r):
     cf = r.cf()
     cf.insert("src", [f"x{i}" for i in range(3000)])
     chunks = scandump(r, "src")
+    # A key holding a filter is refused, as by RedisBloom (its filter was replaced with an OK).
     cf.add("dst", "old")
+    kept = dump_bytes(r, "dst")
+    with pytest.raises(redis.ResponseError, match="^item exists$"):
+        cf.loadchunk("dst", *chunks[0])
+    assert dump_bytes(r, "dst") == kept
+    r.delete("dst")
+    assert cf.loadchunk("dst", *chunks[0]) == b"OK"
+    # A restore under way starts anew from a first chunk.
     assert cf.loadchunk("dst", *chunks[0]) == b"OK"
     with pytest.raises(redis.ResponseError, match="being restored"):
         cf.exists("dst", "x1")
@@ -304,8 +312,9 @@ def test_loadchunk_rejects_garbage(r):
 
 
 def test_a_refused_first_chunk_changes_nothing(r):
-    # A whole dump in one bad chunk is refused as RESTORE refuses bad data: the key keeps its
-    # filter, or the restore under way (only a bad dump found at a later chunk deletes the key).
+    # A whole dump in one bad chunk is refused as RESTORE refuses bad data: a missing key stays
+    # missing, a restore under way goes on (only a bad dump found at a later chunk deletes the
+    # key); a key holding a filter refuses every first chunk.
     cf = r.cf()
     cf.insert("src", [f"x{i}" for i in range(3000)])
     chunks = scandump(r, "src")
@@ -316,6 +325,9 @@ def test_a_refused_first_chunk_changes_nothing(r):
     kept = dump_bytes(r, "kept")
     for data in (bytes(broken), whole[:100]):  # a checksum mismatch; headers cut short
         with pytest.raises(redis.ResponseError, match="invalid"):
+            cf.loadchunk("missing", len(data) + 1, data)
+        assert r.exists("missing") == 0
+        with pytest.raises(redis.ResponseError, match="item exists"):
             cf.loadchunk("kept", len(data) + 1, data)
         assert dump_bytes(r, "kept") == kept and cf.exists("kept", "a") == 1
     assert cf.loadchunk("pending", *chunks[0]) == b"OK"
@@ -336,8 +348,6 @@ def test_a_first_chunk_with_headers_a_dump_never_has_changes_nothing(r):
     cf.insert("grow", [f"x{i}" for i in range(3000)])
     cf.create("static", 3000, expansion=0, max_iterations=77)
     cf.insert("static", [f"x{i}" for i in range(2000)])
-    cf.insert("kept", ["a", "b"])
-    kept = dump_bytes(r, "kept")
 
     def first_chunk(key, fields):
         it, data = scandump(r, key)[0]
@@ -358,11 +368,15 @@ def test_a_first_chunk_with_headers_a_dump_never_has_changes_nothing(r):
               ("grow", [(f + 24, 0, 8)], "corrupt filter file"),  # no buckets
               # 24-bit fingerprints in buckets of 4: the words of 12 x 8, a layout not built
               ("static", [(f + 12, 24, 4), (f + 16, 4, 4)], "which ccf does not build")]
+    assert cf.loadchunk("pending", *scandump(r, "grow")[0]) == b"OK"  # a restore under way
     for key, fields, message in forged:
         it, data = first_chunk(key, fields)
         with pytest.raises(redis.ResponseError, match=message):
-            cf.loadchunk("kept", it, data)
-        assert dump_bytes(r, "kept") == kept and cf.exists("kept", "a") == 1, (key, fields)
+            cf.loadchunk("missing", it, data)
+        assert r.exists("missing") == 0, (key, fields)
+        with pytest.raises(redis.ResponseError, match=message):
+            cf.loadchunk("pending", it, data)
+        assert r.exists("pending") == 1, (key, fields)
     # The same chunks unchanged start a restore that completes.
     for key in ("grow", "static"):
         for it, data in scandump(r, key):
