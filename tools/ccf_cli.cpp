@@ -14,10 +14,10 @@
 // (tools/key_reader.hpp). query streams: it answers each piece of input before it reads the
 // next, and prints the keys that may be present, one per line, as grep prints matching lines.
 // build, add and remove write the filter to a temporary file in the same directory, sync it and
-// rename it over the target only when complete; add and remove lock the filter file, so that
-// concurrent changes to one filter all land. Exit status: 0 success (query: a key was selected),
-// 1 usage error (query: no key selected), 2 bad input or I/O error (query: any error), 3 filter
-// full.
+// rename it over the target only when complete; add and remove lock the filter file
+// (tools/filter_io.hpp), so that concurrent changes to one filter all land. Exit status: 0 success
+// (query: a key was selected), 1 usage error (query: no key selected), 2 bad input or I/O error
+// (query: any error), 3 filter full.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -45,12 +45,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ccf/filter_file.hpp>
 #include <ccf/hash.hpp>
 #include <ccf/runtime_filter.hpp>
 #include <ccf/version.hpp>
 
 #include "ccf_db.hpp"
 #include "cli_support.hpp"
+#include "filter_io.hpp"
 #include "key_reader.hpp"
 #include "progress.hpp"
 
@@ -58,7 +60,13 @@ namespace {
 
 using ccf_tool::cli_error;
 using ccf_tool::errno_text;
+using ccf_tool::fd_holder;
+using ccf_tool::load;
+using ccf_tool::load_as_read;
+using ccf_tool::locked_file;
 using ccf_tool::message_of;
+using ccf_tool::read_header;
+using ccf_tool::save;
 
 /// Where keys come from: the command line, then a file (or standard input).
 struct key_args {
@@ -68,21 +76,6 @@ struct key_args {
 
   /// Whether the file of keys is standard input (no -k, or -k -).
   bool standard_input() const noexcept { return path.empty() || path == "-"; }
-};
-
-/// A file descriptor closed on scope exit.
-class fd_holder {
- public:
-  explicit fd_holder(int fd = -1) noexcept : fd_(fd) {}
-  fd_holder(const fd_holder&) = delete;
-  fd_holder& operator=(const fd_holder&) = delete;
-  ~fd_holder() {
-    if (fd_ > STDERR_FILENO) ::close(fd_);
-  }
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
 };
 
 /// Calls on_key(key) for every key of `a` (progress shown on `shown`). The views given stay valid
@@ -158,177 +151,6 @@ std::string full_advice(const ccf::runtime_filter& f, const char* for_static) {
            " for the rare key whose two buckets are one): copies of a key crowd its buckets";
   }
   return for_static;
-}
-
-/// An input stream buffer over a file descriptor its owner keeps open. It seeks: the library's
-/// loader finds the length of the file by seeking to its end, and checks it against the header
-/// before it allocates the table. A read error is kept for the message.
-class fd_streambuf : public std::streambuf {
- public:
-  explicit fd_streambuf(int fd) noexcept : fd_(fd) {}
-  /// errno of a failed read, or 0.
-  int read_error() const noexcept { return error_; }
-
- protected:
-  int_type underflow() override {
-    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    ssize_t n;
-    while ((n = ::read(fd_, buffer_, sizeof buffer_)) < 0 && errno == EINTR) {
-    }
-    if (n <= 0) {
-      if (n < 0) error_ = errno;
-      return traits_type::eof();
-    }
-    setg(buffer_, buffer_, buffer_ + n);
-    return traits_type::to_int_type(*gptr());
-  }
-  pos_type seekoff(off_type off, std::ios::seekdir dir, std::ios::openmode) override {
-    if (dir == std::ios::cur) off -= egptr() - gptr();  // the descriptor is ahead of the reader
-    const int whence = dir == std::ios::beg ? SEEK_SET : dir == std::ios::cur ? SEEK_CUR : SEEK_END;
-    const off_t at = ::lseek(fd_, off, whence);
-    if (at < 0) return pos_type(off_type(-1));  // the buffered bytes stay readable
-    setg(buffer_, buffer_, buffer_);
-    return pos_type(at);
-  }
-  pos_type seekpos(pos_type pos, std::ios::openmode which) override {
-    return seekoff(off_type(pos), std::ios::beg, which);
-  }
-
- private:
-  int fd_;
-  int error_ = 0;
-  char buffer_[1 << 16];
-};
-
-/// The filter in `in` (the file `path`). Every way the file can fail to load names it, exit 2: a
-/// bad or truncated file, a header that claims more memory than this machine has, a table that
-/// does not fit in the memory the tool may use.
-ccf::runtime_filter load_stream(std::istream& in, const std::string& path) {
-  try {
-    return ccf::runtime_filter::load(in);
-  } catch (const ccf::format_error& e) {
-    throw cli_error(2, "'" + path + "': " + message_of(e));
-  } catch (const std::length_error& e) {
-    throw cli_error(2, "'" + path + "': " + message_of(e));
-  } catch (const std::bad_alloc&) {
-    throw cli_error(2, "'" + path + "': out of memory for its table");
-  }
-}
-
-ccf::runtime_filter load(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    throw cli_error(2, "cannot read '" + path + "': Is a directory");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
-  return load_stream(in, path);
-}
-
-/// The filter in the file open as fd (named path), read from the descriptor: its header is
-/// checked, and its claimed size against the file's, before the table is allocated.
-ccf::runtime_filter load(const std::string& path, int fd) {
-  fd_streambuf buffer(fd);
-  std::istream in(&buffer);
-  try {
-    return load_stream(in, path);
-  } catch (const cli_error&) {
-    if (buffer.read_error() == 0) throw;
-    errno = buffer.read_error();
-    throw cli_error(2, "cannot read '" + path + "': " + errno_text());
-  }
-}
-
-/// The filter file at `path`, open and locked (flock) against other ccf add / remove / build, as
-/// long as it lives. It is the file the path names once locked (a change that renamed another
-/// file over it meanwhile is waited for); a lock held by another process is waited for, saying
-/// so once on standard error unless `quiet`. `lock::to_replace` (build) locks where it can: a
-/// file that is missing, that cannot be opened to read, or that its file system cannot lock is
-/// replaced without the lock (fd() -1).
-///
-/// Each waiter of a queue gets the lock on the file it opened, finds it replaced by the holder
-/// before it, and locks the new one: behind N writers, up to N tries. Those tries are not
-/// counted (each follows a change another writer made); only tries where the lock was free and
-/// the file was replaced all the same (by something that does not lock) are, up to 100.
-class locked_file {
- public:
-  enum class lock { to_change, to_replace };
-
-  locked_file(const std::string& path, lock purpose, bool quiet) : quiet_(quiet) {
-    const bool best_effort = purpose == lock::to_replace;
-    for (int unlocked_changes = 0; unlocked_changes < 100;) {
-      // O_NONBLOCK: opening a FIFO to read waits for a writer; this one is refused below.
-      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-      if (fd_ < 0 && best_effort && (errno == ENOENT || errno == EACCES)) return;
-      if (fd_ < 0) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
-      struct stat st {};
-      if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd_);
-        throw cli_error(2, "'" + path + "' is not a regular file");
-      }
-      bool waited = false;
-      if (const int rc = take(path, waited); rc != 0) {
-        ::close(fd_);
-        fd_ = -1;
-        if (best_effort) return;
-        throw cli_error(2, "cannot lock '" + path + "': " + std::strerror(rc));
-      }
-      struct stat now {};
-      if (::stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev) {
-        return;
-      }
-      ::close(fd_);  // replaced while we waited: lock the new file
-      if (!waited) ++unlocked_changes;
-    }
-    throw cli_error(2, "'" + path + "' keeps being replaced; cannot lock it");
-  }
-  locked_file(const locked_file&) = delete;
-  locked_file& operator=(const locked_file&) = delete;
-  ~locked_file() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int fd() const noexcept { return fd_; }
-
- private:
-  /// Takes the lock, waiting (and saying so, the first time) while another holds it; 0 or the
-  /// error. `waited`: whether another held it.
-  int take(const std::string& path, bool& waited) {
-    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return 0;
-    if (errno != EWOULDBLOCK && errno != EINTR) return errno;
-    waited = true;
-    if (!quiet_ && !said_waiting_) {
-      std::fprintf(stderr,
-                   "ccf: waiting for the lock on '%s' (another ccf add, remove or build is "
-                   "changing it)\n",
-                   path.c_str());
-      said_waiting_ = true;
-    }
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno != EINTR) return errno;
-    }
-    return 0;
-  }
-
-  int fd_ = -1;
-  bool quiet_ = false;
-  bool said_waiting_ = false;
-};
-
-/// Writes `f` to `path` as it is saved: no copy of the file in memory. With `replacing` (build),
-/// the rename over an existing file is done under the lock add and remove take.
-void save(const ccf::runtime_filter& f, const std::string& path, bool replacing = false,
-          bool quiet = false) {
-  ccf_tool::output_file out(path);
-  ccf_tool::output_streambuf buffer(out);
-  std::ostream stream(&buffer);
-  stream.exceptions(std::ios::badbit);  // output_file's error, naming the file and the reason
-  f.save(stream);
-  if (!replacing || path == "-") {
-    out.commit();
-    return;
-  }
-  const locked_file held(path, locked_file::lock::to_replace, quiet);
-  out.commit();
 }
 
 // ---- build ----
@@ -432,12 +254,13 @@ struct change_args {
 };
 
 int cmd_add(const change_args& a) {
-  ccf_tool::output_file::check_target(a.filter);  // before the lock is waited for, or keys read
-  const locked_file lock(a.filter, locked_file::lock::to_change, a.quiet);
-  ccf::runtime_filter f = load(a.filter, lock.fd());
+  ccf_tool::output_file::check_target(a.filter);  // before the keys are read
+  const ccf::filter_file_info header = read_header(a.filter);
   std::uint64_t keys = 0;
   const std::vector<std::uint64_t> hashes =
-      distinct_hashes(a.in, "add", f.seed(), f.growing(), keys);
+      distinct_hashes(a.in, "add", header.seed, header.alternate == "growing", keys);
+  const locked_file lock(a.filter, locked_file::lock::to_change, a.quiet);
+  ccf::runtime_filter f = load_as_read(a.filter, lock.fd(), header);
   const std::size_t added = f.insert_many_hashes(hashes);
   if (added != hashes.size()) {
     throw cli_error(3, "filter full: '" + a.filter + "' took " + std::to_string(added) + " of " +
@@ -451,11 +274,13 @@ int cmd_add(const change_args& a) {
 }
 
 int cmd_remove(const change_args& a) {
-  ccf_tool::output_file::check_target(a.filter);  // before the lock is waited for, or keys read
-  const locked_file lock(a.filter, locked_file::lock::to_change, a.quiet);
-  ccf::runtime_filter f = load(a.filter, lock.fd());
+  ccf_tool::output_file::check_target(a.filter);  // before the keys are read
+  const ccf::filter_file_info header = read_header(a.filter);
   std::uint64_t keys = 0;
-  const std::vector<std::uint64_t> hashes = distinct_hashes(a.in, "remove", f.seed(), false, keys);
+  const std::vector<std::uint64_t> hashes =
+      distinct_hashes(a.in, "remove", header.seed, false, keys);
+  const locked_file lock(a.filter, locked_file::lock::to_change, a.quiet);
+  ccf::runtime_filter f = load_as_read(a.filter, lock.fd(), header);
   std::size_t removed = 0;
   for (std::uint64_t h : hashes)
     removed += f.erase_hash(h) ? 1 : 0;

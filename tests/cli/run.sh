@@ -543,6 +543,41 @@ if want concurrent; then
   most=$(for i in $(seq 1 250); do grep -c "waiting for the lock" "queue.err/$i"; done | sort -n | tail -1)
   check_eq "250 adds queued on one filter: each says once that it waits" 1 "$most"
   check_no_temp_files "queued adds" "$work"
+
+  # An add reads its keys before it takes the lock: one whose keys are slow to come (a pipe)
+  # holds no other writer back (`tail -F log | ccf add` held every add, remove and build).
+  echo slow-seed | ccf build -o slowadd.ccf --capacity 1000 -q
+  mkfifo slowadd.fifo
+  exec 9<> slowadd.fifo  # a writer that stays silent
+  timeout -k 5 60 "$ccf_bin" add -q slowadd.ccf -k slowadd.fifo 9>&- &
+  slow=$!
+  sleep 0.5
+  rc=0
+  timeout -k 5 10 "$ccf_bin" add -q slowadd.ccf quick-key 9>&- 2> err || rc=$?
+  check_rc "an add while another add's keys are slow to come: it does not wait" 0 "$rc" err
+  echo slow-key >&9
+  exec 9>&-
+  rc=0
+  wait "$slow" || rc=$?
+  check_eq "the add whose keys were slow: exit status" 0 "$rc"
+  check_eq "both adds took effect" "quick-key slow-key" "$(ccf query slowadd.ccf quick-key slow-key | xargs)"
+  # A filter rebuilt with another seed while an add read its keys (hashed with the old seed) is
+  # left as the build made it, and the add says so.
+  exec 9<> slowadd.fifo
+  timeout -k 5 60 "$ccf_bin" add -q slowadd.ccf -k slowadd.fifo 9>&- 2> slow.err &
+  slow=$!
+  sleep 0.5
+  echo reseeded | timeout -k 5 10 "$ccf_bin" build -q -o slowadd.ccf --seed 7 9>&-
+  cp slowadd.ccf reseeded.ccf
+  echo late-key >&9
+  exec 9>&-
+  rc=0
+  wait "$slow" || rc=$?
+  check_rc "an add whose filter was rebuilt with another seed meanwhile" 2 "$rc" slow.err
+  check_file_has "an add whose filter was rebuilt with another seed meanwhile: it says so" \
+    slow.err "replaced by a filter of another seed or kind while the keys were read"
+  check_same_file "an add whose filter was rebuilt with another seed meanwhile: the build's" \
+    reseeded.ccf slowadd.ccf
 fi
 
 # ---------------------------------------------------------------------------------------------
