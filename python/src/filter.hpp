@@ -222,9 +222,7 @@ class py_filter {
 
   // ---- files and bytes ----
   py::bytes to_bytes() const {
-    if (!f_.growing()) {
-      if (std::optional<py::bytes> b = to_bytes_in_place()) return *std::move(b);
-    }
+    if (std::optional<py::bytes> b = to_bytes_in_place()) return *std::move(b);
     std::vector<std::byte> b;
     {
       batch_guard g(*this);
@@ -232,9 +230,11 @@ class py_filter {
     }
     return py::bytes(reinterpret_cast<const char*>(b.data()), b.size());
   }
-  /// A static filter's file, whose size does not change, written straight into a bytes object of
-  /// that size: made in a vector and then copied, it took twice the file's size at its peak (a
-  /// pickle of a large filter). Empty if the file did not fill it exactly.
+  /// The filter's file written straight into a bytes object of its size: made in a vector and
+  /// then copied, it took twice the file's size at its peak (a pickle of a large filter). Empty
+  /// if the file did not fill it exactly: a concurrent growing filter's file may change size
+  /// meanwhile (another thread's insert into a small one, whose file keeps every hash, or a
+  /// doubling), and to_bytes then makes it in a vector.
   std::optional<py::bytes> to_bytes_in_place() const {
     std::vector<std::byte> none;
     const std::uint64_t n = f_.read_bytes(0, 0, none);

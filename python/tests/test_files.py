@@ -229,7 +229,7 @@ BYTES_PEAK = """
 import resource, sys
 import numpy as np
 import ccf
-f = ccf.CuckooFilter(40_000_000, concurrent={concurrent})
+f = ccf.{cls}({capacity}, concurrent={concurrent})
 f.add_many(np.arange(1 << 20, dtype=np.uint64))  # touches every page of the table
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 b = bytes(f)
@@ -240,11 +240,13 @@ print((after - before) * 1024 / len(b))
 """
 
 
+@pytest.mark.parametrize("cls, capacity", [("CuckooFilter", 40_000_000),
+                                           ("GrowingCuckooFilter", 20_000_000)])
 @pytest.mark.parametrize("concurrent", [True, False])
-def test_bytes_of_a_static_filter_takes_its_size_once(concurrent):
+def test_bytes_of_a_filter_takes_its_size_once(cls, capacity, concurrent):
     # bytes(f) (and a pickle) made the file in a vector and then copied it into the bytes object:
     # its peak was twice the file's size (1.88 times here, of 72 MB), now once (0.89).
-    script = textwrap.dedent(BYTES_PEAK).format(concurrent=concurrent)
+    script = textwrap.dedent(BYTES_PEAK).format(cls=cls, capacity=capacity, concurrent=concurrent)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr

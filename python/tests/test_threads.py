@@ -326,3 +326,30 @@ def test_an_add_that_doubles_a_concurrent_growing_filter_releases_the_gil():
     assert during is not None, "no add doubled the table"
     assert during > 0, "no other thread ran while an add doubled the table"
     assert all(k in f for k in range(1 << 40, next_key))
+
+
+def test_bytes_of_a_growing_filter_while_another_thread_adds():
+    # bytes(f) writes the file into a bytes object of the size it had: a small growing filter's
+    # file keeps every hash, so an add from another thread meanwhile changes that size, and a
+    # doubling changes it more. Each bytes(f) must still be one whole file of the filter.
+    f = ccf.GrowingCuckooFilter(1000, concurrent=True)
+    done = threading.Event()
+
+    def adder():
+        for i in range(0, 100_000, 5):  # one table of kept hashes all along
+            f.add_many(np.arange(i, i + 5, dtype=np.uint64))
+        done.set()
+
+    t = threading.Thread(target=adder)
+    t.start()
+    sizes = []
+    try:
+        for _ in range(20_000):
+            b = bytes(f)
+            g = ccf.loads(b)
+            sizes.append(len(g))
+            if done.is_set():
+                break
+    finally:
+        t.join()
+    assert sizes == sorted(sizes) and sizes[-1] <= 100_000
