@@ -5,7 +5,7 @@
 
 namespace ccf::detail {
 
-template std::unique_ptr<runtime_model> growing_model(filter_kind,
-                                                      const model_source<prebuilt_allocator>&);
+template std::unique_ptr<runtime_model> growing_model_for(filter_kind,
+                                                          const model_source<prebuilt_allocator>&);
 
 }  // namespace ccf::detail

@@ -1,6 +1,11 @@
 // Properties of the sequential cuckoo filter that depend on its parameters: false-positive rate,
 // load reached, space per item, bit-packed layout, no false negatives for every width and size.
 #include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ccf/growing_cuckoo_filter.hpp>
 
 #include "filter_types.hpp"
 
@@ -198,6 +203,48 @@ TEST(hash, integers_wider_than_64_bits_have_no_hash) {
   EXPECT_TRUE(has_ccf_hash<std::int8_t>);
   EXPECT_TRUE(has_ccf_hash<char32_t>);
   EXPECT_FALSE(has_ccf_hash<bool>);
+}
+
+template <class Filter, class K>
+concept takes_as_it_is = requires(Filter& f, const K& k) {
+  f.insert(k);
+  f.hash_of(k);
+};
+
+/// A filter of strings and a growing one, given string views and C strings: the same items.
+template <class Filter, class... Args>
+void expect_strings_taken_as_they_are(Args... args) {
+  Filter f(args...);
+  const std::vector<std::string> keys = {"", "a", "user:42", std::string(300, 'x')};
+  for (const std::string& k : keys)
+    ASSERT_TRUE(f.insert(k));
+  for (const std::string& k : keys) {
+    const std::string_view view = k;
+    EXPECT_TRUE(f.contains(view)) << k;
+    EXPECT_TRUE(f.contains(k.c_str())) << k;
+    EXPECT_EQ(f.count(view), 1U) << k;
+    EXPECT_EQ(f.hash_of(view), f.hash_of(k)) << k;
+  }
+  EXPECT_TRUE(f.contains("user:42"));
+  EXPECT_TRUE(f.erase(std::string_view("user:42")));
+  EXPECT_FALSE(f.contains(std::string("user:42")));
+  EXPECT_TRUE(f.insert("literal"));
+  EXPECT_TRUE(f.contains(std::string("literal")));
+}
+
+TEST(hash, a_filter_of_strings_takes_views_and_c_strings_as_they_are) {
+  // f.contains(view) on a filter of std::string did not compile, and f.contains("abc") made a
+  // std::string: the string hash is transparent, as for std::unordered_set.
+  expect_strings_taken_as_they_are<ccf::cuckoo_filter<std::string>>(100);
+  expect_strings_taken_as_they_are<ccf::concurrent_cuckoo_filter<std::string>>(100);
+  expect_strings_taken_as_they_are<ccf::growing_cuckoo_filter<std::string>>(10, 0.01);
+  static_assert(takes_as_it_is<ccf::cuckoo_filter<std::string>, std::string_view>);
+  static_assert(takes_as_it_is<ccf::cuckoo_filter<std::string_view>, std::string>);
+  // An integer key converts to the key type as before; no other type is taken.
+  ccf::cuckoo_filter<u64> ints(10);
+  EXPECT_TRUE(ints.insert(5));
+  EXPECT_TRUE(ints.contains(std::uint8_t{5}));
+  static_assert(!takes_as_it_is<ccf::cuckoo_filter<std::string>, int>);
 }
 
 }  // namespace

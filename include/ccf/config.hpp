@@ -2,6 +2,12 @@
 // config.hpp: the only place where ccf defines macros. Everything else uses these.
 #pragma once
 
+// One clear line for a build in an older mode (g++ 12 defaults to gnu++17), before the pages of
+// errors that `requires` and concepts give there.
+#if __cplusplus < 202002L && !defined(_MSVC_LANG)
+#error "ccf needs C++20: compile with -std=c++20 (CMake: ccf::ccf requires cxx_std_20)"
+#endif
+
 #include <cstddef>
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -281,6 +281,11 @@ class growing_file_range {
 
 template <class Key, class Hash, bool Concurrent, class Allocator = table_allocator<std::uint64_t>>
 class basic_growing_filter {
+  static_assert(key_hasher<Hash, Key>,
+                "ccf: no hash for this key type: specialise ccf::hash<Key> (include/ccf/hash.hpp: "
+                "operator()(const Key&, std::uint64_t seed) returning 64 bits), or give the "
+                "filter such a Hash");
+
  public:
   using key_type = Key;
   using hasher = Hash;
@@ -345,6 +350,27 @@ class basic_growing_filter {
   bool contains(const Key& key) const { return model_->contains(hash_of(key)); }
   bool erase(const Key& key) { return model_->erase(hash_of(key)); }
   std::size_t count(const Key& key) const { return model_->count(hash_of(key)); }
+  // A filter of strings takes a std::string_view or a C string as it is (ccf::transparent_key).
+  template <transparent_key<Hash, Key> K>
+  std::uint64_t hash_of(const K& key) const noexcept {
+    return Hash{}(key, key_seed_);
+  }
+  template <transparent_key<Hash, Key> K>
+  bool insert(const K& key) {
+    return model_->insert(hash_of(key));
+  }
+  template <transparent_key<Hash, Key> K>
+  bool contains(const K& key) const {
+    return model_->contains(hash_of(key));
+  }
+  template <transparent_key<Hash, Key> K>
+  bool erase(const K& key) {
+    return model_->erase(hash_of(key));
+  }
+  template <transparent_key<Hash, Key> K>
+  std::size_t count(const K& key) const {
+    return model_->count(hash_of(key));
+  }
   bool insert_hash(std::uint64_t h) { return model_->insert(h); }
   bool contains_hash(std::uint64_t h) const { return model_->contains(h); }
   bool erase_hash(std::uint64_t h) { return model_->erase(h); }

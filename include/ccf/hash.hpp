@@ -21,6 +21,7 @@
 // that way after an ordinary include of its header elsewhere in the same program).
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -67,6 +68,10 @@ struct hash<Key, std::enable_if_t<std::is_integral_v<Key> && !std::is_same_v<Key
 
 template <>
 struct hash<std::string_view> {
+  /// It hashes a std::string, a std::string_view and a C string alike, so a filter of one of
+  /// them takes the others without making a key of its type (as a transparent hash lets
+  /// std::unordered_set find a string_view in a set of strings).
+  using is_transparent = void;
   std::uint64_t operator()(std::string_view key, std::uint64_t seed) const noexcept {
     return XXH3_64bits_withSeed(key.data(), key.size(), seed);
   }
@@ -81,5 +86,26 @@ struct hash<const char*> {
     return hash<std::string_view>{}(std::string_view(key), seed);
   }
 };
+
+/// Whether a filter of Key can hash its keys with Hash: Hash{}(key, seed) gives 64 bits. A filter
+/// of a key type ccf::hash has no specialisation for (a struct, double, bool) fails this
+/// static_assert where it is declared, naming the fix.
+template <class Hash, class Key>
+concept key_hasher = requires(const Key& key, std::uint64_t seed) {
+  { Hash{}(key, seed) } -> std::convertible_to<std::uint64_t>;
+};
+
+/// A hash that hashes other types as it hashes the key equal to them (is_transparent).
+template <class Hash>
+concept transparent_hash = requires {
+  typename Hash::is_transparent;
+};
+
+/// A key of type K that a filter of Key takes as it is, not converted to a Key: Hash is
+/// transparent (ccf::hash<std::string> and ccf::hash<std::string_view>: a string_view, a string
+/// or a C string, with the hash of the Key equal to it) and hashes K.
+template <class K, class Hash, class Key>
+concept transparent_key =
+    !std::same_as<std::remove_cvref_t<K>, Key> && transparent_hash<Hash> && key_hasher<Hash, K>;
 
 }  // namespace ccf

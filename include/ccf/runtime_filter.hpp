@@ -204,8 +204,8 @@ struct model_source {
 
 /// A static filter of B-bit fingerprints, `slots` slots per bucket and `kind`.
 template <unsigned B, class Allocator>
-std::unique_ptr<runtime_model> static_model(unsigned slots, filter_kind kind,
-                                            const model_source<Allocator>& s) {
+std::unique_ptr<runtime_model> static_model_for(unsigned slots, filter_kind kind,
+                                                const model_source<Allocator>& s) {
   if (s.shape != nullptr) {
     return model_of_slots<B, Allocator>(slots, kind, s.shape->capacity, s.shape->seed,
                                         s.shape->max_kicks, s.alloc);
@@ -214,7 +214,8 @@ std::unique_ptr<runtime_model> static_model(unsigned slots, filter_kind kind,
 }
 /// A growing filter of `kind` (sequential or concurrent).
 template <class Allocator>
-std::unique_ptr<runtime_model> growing_model(filter_kind kind, const model_source<Allocator>& s) {
+std::unique_ptr<runtime_model> growing_model_for(filter_kind kind,
+                                                 const model_source<Allocator>& s) {
   const auto make = [&]<bool Concurrent>() -> std::unique_ptr<runtime_model> {
     using model = growing_runtime_model<Concurrent, Allocator>;
     if (s.shape == nullptr) return std::make_unique<model>(*s.file, 0U, s.alloc);
@@ -256,17 +257,17 @@ std::unique_ptr<runtime_model> with_fingerprint_bits(unsigned bits, F&& f) {
 using prebuilt_allocator = table_allocator<std::uint64_t>;
 
 #if CCF_RUNTIME_FILTER_PREBUILT
-extern template std::unique_ptr<runtime_model> static_model<4>(
+extern template std::unique_ptr<runtime_model> static_model_for<4>(
     unsigned, filter_kind, const model_source<prebuilt_allocator>&);
-extern template std::unique_ptr<runtime_model> static_model<8>(
+extern template std::unique_ptr<runtime_model> static_model_for<8>(
     unsigned, filter_kind, const model_source<prebuilt_allocator>&);
-extern template std::unique_ptr<runtime_model> static_model<12>(
+extern template std::unique_ptr<runtime_model> static_model_for<12>(
     unsigned, filter_kind, const model_source<prebuilt_allocator>&);
-extern template std::unique_ptr<runtime_model> static_model<16>(
+extern template std::unique_ptr<runtime_model> static_model_for<16>(
     unsigned, filter_kind, const model_source<prebuilt_allocator>&);
-extern template std::unique_ptr<runtime_model> static_model<32>(
+extern template std::unique_ptr<runtime_model> static_model_for<32>(
     unsigned, filter_kind, const model_source<prebuilt_allocator>&);
-extern template std::unique_ptr<runtime_model> growing_model(
+extern template std::unique_ptr<runtime_model> growing_model_for(
     filter_kind, const model_source<prebuilt_allocator>&);
 #endif
 
@@ -445,9 +446,9 @@ class basic_runtime_filter {
   static std::unique_ptr<detail::runtime_model> make_model(bool growing, unsigned bits,
                                                            unsigned slots, filter_kind kind,
                                                            const source& s) {
-    if (growing) return detail::growing_model(kind, s);
+    if (growing) return detail::growing_model_for(kind, s);
     return detail::with_fingerprint_bits(
-        bits, [&]<unsigned B>() { return detail::static_model<B>(slots, kind, s); });
+        bits, [&]<unsigned B>() { return detail::static_model_for<B>(slots, kind, s); });
   }
   /// A static filter's file of a layout ccf does not build is a bad file (format_error), not a
   /// bad argument.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every public header compiles and links alone with plain `c++ -std=c++20 -I include`: no define,
 # no library to link (ccf is header-only; xxHash is used inline); every detail header compiles
-# alone. Also: a program of two translation units that both include ccf, and <xxhash.h>
+# alone. All of it without a warning under the strict flags a user's build may have (-Wshadow,
+# -Wconversion, -Werror): a user who includes ccf with -I, not -isystem, sees ccf's warnings. Also: a program of two translation units that both include ccf, and <xxhash.h>
 # included before and after ccf.
 #   tests/headers/run.sh CXX SOURCE_DIR [XXHASH_INCLUDE_DIR]
 set -euo pipefail
@@ -12,11 +13,12 @@ extra=()
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+strict=(-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Werror)
 count=0
 for h in "$src"/include/ccf/*.hpp; do
   name=ccf/$(basename "$h")
   printf '#include <%s>\nint main() { return 0; }\n' "$name" > "$work/one.cpp"
-  "$cxx" -std=c++20 -I "$src/include" "${extra[@]}" "$work/one.cpp" -o "$work/one" -pthread \
+  "$cxx" -std=c++20 "${strict[@]}" -I "$src/include" "${extra[@]}" "$work/one.cpp" -o "$work/one" -pthread \
     2> "$work/err" || { cat "$work/err"; fail "$name does not compile alone"; }
   "$work/one" || fail "$name: the program does not run"
   count=$((count + 1))
@@ -26,7 +28,7 @@ detail=0
 for h in "$src"/include/ccf/detail/*.hpp "$src"/include/ccf/kv/detail/*.hpp; do
   name=${h#"$src"/include/}
   printf '#include <%s>\n' "$name" > "$work/detail.cpp"
-  "$cxx" -std=c++20 -I "$src/include" "${extra[@]}" -fsyntax-only "$work/detail.cpp" \
+  "$cxx" -std=c++20 "${strict[@]}" -I "$src/include" "${extra[@]}" -fsyntax-only "$work/detail.cpp" \
     2> "$work/err" || { cat "$work/err"; fail "$name does not compile alone"; }
   detail=$((detail + 1))
 done
@@ -46,7 +48,7 @@ int main() {
   return f.insert("x") && f.contains("x") ? 0 : 1;
 }
 CPP
-"$cxx" -std=c++20 -I "$src/include" "${extra[@]}" "$work/a.cpp" "$work/b.cpp" -o "$work/ab" \
+"$cxx" -std=c++20 "${strict[@]}" -I "$src/include" "${extra[@]}" "$work/a.cpp" "$work/b.cpp" -o "$work/ab" \
   -pthread 2> "$work/err" || { cat "$work/err"; fail "two translation units with <xxhash.h>"; }
 "$work/ab" || fail "two translation units: wrong result"
 # ccf::runtime_filter header-only, as installed ccf has it: without ccf_runtime_models (and
@@ -67,8 +69,35 @@ int main() {
   return 0;
 }
 CPP
-"$cxx" -std=c++20 -I "$src/include" "${extra[@]}" "$work/runtime.cpp" -o "$work/runtime" -pthread \
+"$cxx" -std=c++20 "${strict[@]}" -I "$src/include" "${extra[@]}" "$work/runtime.cpp" -o "$work/runtime" -pthread \
   2> "$work/err" || { cat "$work/err"; fail "runtime_filter without ccf_runtime_models"; }
 "$work/runtime" || fail "runtime_filter without ccf_runtime_models: wrong result"
+# Misuse that compiled, or failed deep inside ccf, fails where it is written, saying why: a key
+# type without a hash, and a rate where a static filter takes its seed.
+expect_compile_error() {  # NAME TEXT SOURCE
+  printf '%s\n' "$3" > "$work/bad.cpp"
+  if "$cxx" -std=c++20 -I "$src/include" "${extra[@]}" -fsyntax-only "$work/bad.cpp" \
+    2> "$work/err"; then
+    fail "$1 compiles"
+  fi
+  grep -q -- "$2" "$work/err" || { head -5 "$work/err"; fail "$1: no '$2' in the errors"; }
+}
+expect_compile_error "a filter of a key type without a hash" "ccf: no hash for this key type" \
+  '#include <ccf/ccf.hpp>
+struct point { int x, y; };
+ccf::cuckoo_filter<point> f(10);
+ccf::growing_cuckoo_filter<double> g(10, 0.01);'
+expect_compile_error "a static filter given a rate" "deleted function" \
+  '#include <ccf/ccf.hpp>
+#include <string>
+ccf::cuckoo_filter<std::string> f(1000000, 0.001);'
+# In an older language mode the first error is ccf's one line, not `requires` and concepts.
+printf '#include <ccf/ccf.hpp>\nint main() { return 0; }\n' > "$work/old.cpp"
+if "$cxx" -std=c++17 -I "$src/include" "${extra[@]}" -fsyntax-only "$work/old.cpp" \
+  2> "$work/err"; then
+  fail "ccf compiles as C++17"
+fi
+first=$(grep -m 1 "error" "$work/err" || true)
+[[ $first == *"ccf needs C++20"* ]] || fail "C++17: the first error is not ccf's: $first"
 echo "headers: $count public and $detail detail headers compile alone; two-unit program with" \
-  "<xxhash.h> ok; runtime_filter header-only ok"
+  "<xxhash.h> ok; runtime_filter header-only ok; misuse and C++17 get clear errors"

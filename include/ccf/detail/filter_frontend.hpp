@@ -50,6 +50,11 @@ namespace detail {
 
 template <class Key, class Hash, class Engine, class Alternate>
 class basic_filter {
+  static_assert(key_hasher<Hash, Key>,
+                "ccf: no hash for this key type: specialise ccf::hash<Key> (include/ccf/hash.hpp: "
+                "operator()(const Key&, std::uint64_t seed) returning 64 bits), or give the "
+                "filter such a Hash");
+
  public:
   using key_type = Key;
   using hasher = Hash;
@@ -78,6 +83,12 @@ class basic_filter {
       : engine_(capacity, Alternate::max_chunk_buckets(slots_per_bucket), max_kicks, alloc),
         seed_(seed),
         key_seed_(key_seed(seed)) {}
+  /// Not a false-positive rate: the second argument is the seed (`cuckoo_filter<K> f(n, 0.001)`
+  /// compiled, with seed 0 and the default layout). A static filter's layout is its template
+  /// arguments (ccf::params and smallest_layout_for pick them for a rate; at run time,
+  /// filter_config::for_rate and runtime_filter); a growing filter takes a rate.
+  template <std::floating_point Rate, class... Rest>
+  basic_filter(std::size_t capacity, Rate not_a_seed, Rest&&...) = delete;
 
   /// Loads a filter saved by save() by a filter of the same key type, hash, tag width, bucket
   /// size and alternate function (any of the sequential, lock-based and lock-free kinds). The
@@ -132,9 +143,31 @@ class basic_filter {
   bool contains(const Key& key) const { return contains_hash(hash_of(key)); }
   bool erase(const Key& key) { return erase_hash(hash_of(key)); }
   std::size_t count(const Key& key) const { return count_hash(hash_of(key)); }
+  // A filter of strings takes a std::string_view or a C string as it is (ccf::transparent_key):
+  // f.contains("abc") or f.contains(view) makes no std::string.
+  template <transparent_key<Hash, Key> K>
+  bool insert(const K& key) {
+    return insert_hash(hash_of(key));
+  }
+  template <transparent_key<Hash, Key> K>
+  bool contains(const K& key) const {
+    return contains_hash(hash_of(key));
+  }
+  template <transparent_key<Hash, Key> K>
+  bool erase(const K& key) {
+    return erase_hash(hash_of(key));
+  }
+  template <transparent_key<Hash, Key> K>
+  std::size_t count(const K& key) const {
+    return count_hash(hash_of(key));
+  }
 
   /// The hash `key` gets in this filter; the *_hash members take it instead of the key.
   std::uint64_t hash_of(const Key& key) const noexcept { return hasher{}(key, key_seed_); }
+  template <transparent_key<Hash, Key> K>
+  std::uint64_t hash_of(const K& key) const noexcept {
+    return hasher{}(key, key_seed_);
+  }
   bool insert_hash(std::uint64_t h) {
     const position p = locate_hash(h);
     return engine_.insert(p, p.tag);

@@ -185,7 +185,7 @@ class kcas_registry {
   [[nodiscard]] std::size_t slots_in_use() const noexcept {
     std::size_t n = 0;
     for (const auto& flag : in_use_)
-      n += flag.load(std::memory_order_relaxed) ? 1 : 0;
+      n += flag.load(std::memory_order_relaxed) ? 1U : 0U;
     return n;
   }
 
