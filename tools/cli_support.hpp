@@ -161,19 +161,21 @@ class output_file {
   /// when it exists. The tool checks before its work, and again when it writes.
   static std::optional<struct stat> check_target(const std::string& path) {
     if (path == "-") return std::nullopt;
+    struct stat st {};
+    const bool exists = ::lstat(path.c_str(), &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) {
+      throw cli_error(2, "'" + path + "' exists and is not a regular file; not replacing it");
+    }
+    if (exists && ::access(path.c_str(), W_OK) != 0) {
+      throw cli_error(2, "cannot write '" + path + "': " + errno_text());
+    }
+    // The temporary file that replaces it goes next to it.
     const std::size_t slash = path.find_last_of('/');
     const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
     if (::access(dir.c_str(), W_OK | X_OK) != 0) {
       throw cli_error(2, "cannot create a file next to '" + path + "': " + errno_text());
     }
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
-    if (!S_ISREG(st.st_mode)) {
-      throw cli_error(2, "'" + path + "' exists and is not a regular file; not replacing it");
-    }
-    if (::access(path.c_str(), W_OK) != 0) {
-      throw cli_error(2, "cannot write '" + path + "': " + errno_text());
-    }
+    if (!exists) return std::nullopt;
     return st;
   }
   ~output_file() {
