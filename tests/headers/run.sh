@@ -2,8 +2,9 @@
 # Every public header compiles and links alone with plain `c++ -std=c++20 -I include`: no define,
 # no library to link (ccf is header-only; xxHash is used inline); every detail header compiles
 # alone. All of it without a warning under the strict flags a user's build may have (-Wshadow,
-# -Wconversion, -Werror): a user who includes ccf with -I, not -isystem, sees ccf's warnings. Also: a program of two translation units that both include ccf, and <xxhash.h>
-# included before and after ccf.
+# -Wconversion, -Werror): a user who includes ccf with -I, not -isystem, sees ccf's warnings.
+# Also: a program of two translation units that both include ccf, and <xxhash.h> included before
+# and after ccf; misuse that fails to compile with ccf's message; a C++17 build.
 #   tests/headers/run.sh CXX SOURCE_DIR [XXHASH_INCLUDE_DIR]
 set -euo pipefail
 cxx=$1
@@ -18,8 +19,9 @@ count=0
 for h in "$src"/include/ccf/*.hpp; do
   name=ccf/$(basename "$h")
   printf '#include <%s>\nint main() { return 0; }\n' "$name" > "$work/one.cpp"
-  "$cxx" -std=c++20 "${strict[@]}" -I "$src/include" "${extra[@]}" "$work/one.cpp" -o "$work/one" -pthread \
-    2> "$work/err" || { cat "$work/err"; fail "$name does not compile alone"; }
+  "$cxx" -std=c++20 "${strict[@]}" -I "$src/include" "${extra[@]}" "$work/one.cpp" \
+    -o "$work/one" -pthread 2> "$work/err" ||
+    { cat "$work/err"; fail "$name does not compile alone"; }
   "$work/one" || fail "$name: the program does not run"
   count=$((count + 1))
 done
@@ -28,8 +30,8 @@ detail=0
 for h in "$src"/include/ccf/detail/*.hpp "$src"/include/ccf/kv/detail/*.hpp; do
   name=${h#"$src"/include/}
   printf '#include <%s>\n' "$name" > "$work/detail.cpp"
-  "$cxx" -std=c++20 "${strict[@]}" -I "$src/include" "${extra[@]}" -fsyntax-only "$work/detail.cpp" \
-    2> "$work/err" || { cat "$work/err"; fail "$name does not compile alone"; }
+  "$cxx" -std=c++20 "${strict[@]}" -I "$src/include" "${extra[@]}" -fsyntax-only \
+    "$work/detail.cpp" 2> "$work/err" || { cat "$work/err"; fail "$name does not compile alone"; }
   detail=$((detail + 1))
 done
 cat > "$work/a.cpp" <<'CPP'
@@ -48,8 +50,9 @@ int main() {
   return f.insert("x") && f.contains("x") ? 0 : 1;
 }
 CPP
-"$cxx" -std=c++20 "${strict[@]}" -I "$src/include" "${extra[@]}" "$work/a.cpp" "$work/b.cpp" -o "$work/ab" \
-  -pthread 2> "$work/err" || { cat "$work/err"; fail "two translation units with <xxhash.h>"; }
+"$cxx" -std=c++20 "${strict[@]}" -I "$src/include" "${extra[@]}" "$work/a.cpp" "$work/b.cpp" \
+  -o "$work/ab" -pthread 2> "$work/err" ||
+  { cat "$work/err"; fail "two translation units with <xxhash.h>"; }
 "$work/ab" || fail "two translation units: wrong result"
 # ccf::runtime_filter header-only, as installed ccf has it: without ccf_runtime_models (and
 # CCF_RUNTIME_FILTER_PREBUILT), the program's own source compiles every filter type.
@@ -69,8 +72,9 @@ int main() {
   return 0;
 }
 CPP
-"$cxx" -std=c++20 "${strict[@]}" -I "$src/include" "${extra[@]}" "$work/runtime.cpp" -o "$work/runtime" -pthread \
-  2> "$work/err" || { cat "$work/err"; fail "runtime_filter without ccf_runtime_models"; }
+"$cxx" -std=c++20 "${strict[@]}" -I "$src/include" "${extra[@]}" "$work/runtime.cpp" \
+  -o "$work/runtime" -pthread 2> "$work/err" ||
+  { cat "$work/err"; fail "runtime_filter without ccf_runtime_models"; }
 "$work/runtime" || fail "runtime_filter without ccf_runtime_models: wrong result"
 # Misuse that compiled, or failed deep inside ccf, fails where it is written, saying why: a key
 # type without a hash, and a rate where a static filter takes its seed.
