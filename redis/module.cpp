@@ -10,9 +10,12 @@
 // DEFAULT_ERROR (0.01): the filter that CF.ADD and CF.INSERT create for a missing key, and
 // CF.RESERVE's rate when it has no ERROR option; replicas and the AOF get the filter's parameters
 // spelled out (commands.cpp), so theirs never apply to the master's commands.
+#include <ccf/detail/growing_core.hpp>
+#include <ccf/runtime_filter.hpp>
 #include <ccf/version.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 
 #include "cf_type.hpp"
@@ -24,6 +27,22 @@ namespace {
 
 constexpr int module_version =
     ccf::version_major * 10000 + ccf::version_minor * 100 + ccf::version_patch;
+
+/// Logs a warning when the filter CF.ADD and CF.INSERT create for a missing key (a growing one, at
+/// EXPANSION 1) takes more than 1 GiB: every such command on a new key allocates it, so a typo
+/// (2^32 for 2^12: 15 GB) takes a server's memory a key at a time.
+void warn_of_large_defaults(api::context* ctx) {
+  const ccf::filter_config c =
+      ccf::filter_config::growing_for_rate(settings.default_capacity, settings.default_error);
+  const double bytes = static_cast<double>(ccf::detail::growing_initial_buckets(c.capacity)) *
+                       ccf::detail::growing_slots * c.fingerprint_bits / 8;
+  if (bytes > std::ldexp(1.0, 30)) {
+    api::log_message(ctx, "warning",
+                     "ccf: DEFAULT_CAPACITY %zu: each filter CF.ADD or CF.INSERT creates for a "
+                     "missing key takes about %.0f MiB",
+                     settings.default_capacity, bytes / std::ldexp(1.0, 20));
+  }
+}
 
 /// Reads the module arguments into `settings`; false (logged) on a bad one.
 bool parse_arguments(api::context* ctx, api::string** argv, int argc) {
@@ -71,6 +90,7 @@ bool parse_arguments(api::context* ctx, api::string** argv, int argc) {
     api::log_message(ctx, "warning", "ccf: DEFAULT_ERROR %g: %s", settings.default_error, e.what());
     return false;
   }
+  warn_of_large_defaults(ctx);
   return true;
 }
 

@@ -149,6 +149,18 @@ def test_a_default_error_no_filter_reaches_is_refused_at_load():
         assert s.client().cf().add("new", "x") == 1
 
 
+def test_a_default_capacity_of_gigabytes_is_logged_at_load():
+    # DEFAULT_CAPACITY 2^32 (a typo for 2^12) was taken silently, and each CF.ADD of a new key
+    # then took 15 GB. The server still starts (a deliberate setting); its log says what it costs.
+    with Server(module_args=["DEFAULT_CAPACITY", str(1 << 32)]) as s:
+        assert s.client().cf().create("small", 100)
+        assert ("DEFAULT_CAPACITY 4294967296: each filter CF.ADD or CF.INSERT creates for a "
+                "missing key takes about 14336 MiB") in s.log()
+    with Server(module_args=["DEFAULT_CAPACITY", "100000"]) as s:
+        assert s.client().cf().add("new", "x") == 1
+        assert "DEFAULT_CAPACITY" not in s.log()
+
+
 def test_dump_restore_copy_memory_usage():
     with Server() as s:
         r = s.client()
