@@ -190,7 +190,7 @@ void memory_by_doublings(const options& o) {
       ccf::filter_config::growing_for_rate(1000, o.fpr, ccf::filter_kind::sequential));
   std::printf("distinct keys, one thread, initial capacity 1000, %u-bit slots; before doubling:\n",
               f.fingerprint_bits());
-  std::printf("   %9s %12s %10s %6s\n", "doubling", "items", "bits/item", "load");
+  std::printf("   %9s %12s %10s %6s %10s\n", "doubling", "items", "bits/item", "load", "buckets");
   std::size_t refused = 0;
   for (std::size_t i = 0; f.doublings() < o.doublings; ++i) {
     const std::size_t items = f.size(), bytes = f.size_in_bytes(), slots = f.num_buckets() * 4;
@@ -202,9 +202,9 @@ void memory_by_doublings(const options& o) {
       fail("false negative");
     }
     if (f.doublings() == before) continue;
-    std::printf("   %9u %12zu %10.3f %6.3f\n", before + 1, items,
+    std::printf("   %9u %12zu %10.3f %6.3f %10zu\n", before + 1, items,
                 8.0 * static_cast<double>(bytes) / static_cast<double>(items),
-                static_cast<double>(items) / static_cast<double>(slots));
+                static_cast<double>(items) / static_cast<double>(slots), slots / 4);
     std::fflush(stdout);
   }
   std::printf("   %zu inserts refused\n", refused);
