@@ -108,13 +108,27 @@ inline ccf::runtime_filter load(const std::string& path) {
   return load_stream(in, path);
 }
 
-/// The filter in the file open as fd (named path), read from the descriptor: its header is
-/// checked, and its claimed size against the file's, before the table is allocated.
-inline ccf::runtime_filter load(const std::string& path, int fd) {
+/// `path` opened to read, and its status in `st`; -1 (errno set) where it cannot be opened. A file
+/// that is not a regular one is refused. O_NONBLOCK: opening a FIFO to read would wait for a
+/// writer.
+inline int open_regular(const std::string& path, struct stat& st) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return -1;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw cli_error(2, "'" + path + "' is not a regular file");
+  }
+  return fd;
+}
+
+/// read(in) over the file open as fd (named path); a read error of the descriptor is named as one,
+/// not as the bad file the reader took the short read for.
+template <class Read>
+auto read_through(const std::string& path, int fd, Read&& read) {
   fd_streambuf buffer(fd);
   std::istream in(&buffer);
   try {
-    return load_stream(in, path);
+    return read(in);
   } catch (const cli_error&) {
     if (buffer.read_error() == 0) throw;
     errno = buffer.read_error();
@@ -122,29 +136,26 @@ inline ccf::runtime_filter load(const std::string& path, int fd) {
   }
 }
 
+/// The filter in the file open as fd (named path), read from the descriptor: its header is
+/// checked, and its claimed size against the file's, before the table is allocated.
+inline ccf::runtime_filter load(const std::string& path, int fd) {
+  return read_through(path, fd, [&](std::istream& in) { return load_stream(in, path); });
+}
+
 /// The header of the filter file at `path`, read without the lock: add and remove read and hash
 /// their keys with its seed before they wait for the lock, so a slow input (a pipe, a large key
 /// file) holds no other writer back.
 inline ccf::filter_file_info read_header(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO to read waits for a writer; this one is refused below.
-  const fd_holder file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  const int fd = file.get();
-  if (fd < 0) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    throw cli_error(2, "'" + path + "' is not a regular file");
-  }
-  fd_streambuf buffer(fd);
-  std::istream in(&buffer);
-  try {
-    return ccf::read_filter_info(in);
-  } catch (const ccf::format_error& e) {
-    if (buffer.read_error() != 0) {
-      errno = buffer.read_error();
-      throw cli_error(2, "cannot read '" + path + "': " + errno_text());
+  const fd_holder file(open_regular(path, st));
+  if (file.get() < 0) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
+  return read_through(path, file.get(), [&](std::istream& in) {
+    try {
+      return ccf::read_filter_info(in);
+    } catch (const ccf::format_error& e) {
+      throw cli_error(2, "'" + path + "': " + message_of(e));
     }
-    throw cli_error(2, "'" + path + "': " + message_of(e));
-  }
+  });
 }
 
 /// The filter file at `path` once locked, checked against the header its keys were hashed for.
@@ -176,15 +187,10 @@ class locked_file {
   locked_file(const std::string& path, lock purpose, bool quiet) : quiet_(quiet) {
     const bool best_effort = purpose == lock::to_replace;
     for (int unlocked_changes = 0; unlocked_changes < 100;) {
-      // O_NONBLOCK: opening a FIFO to read waits for a writer; this one is refused below.
-      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+      struct stat st {};
+      fd_ = open_regular(path, st);
       if (fd_ < 0 && best_effort && (errno == ENOENT || errno == EACCES)) return;
       if (fd_ < 0) throw cli_error(2, "cannot open '" + path + "': " + errno_text());
-      struct stat st {};
-      if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd_);
-        throw cli_error(2, "'" + path + "' is not a regular file");
-      }
       bool waited = false;
       if (const int rc = take(path, waited); rc != 0) {
         ::close(fd_);
