@@ -281,10 +281,7 @@ class growing_file_range {
 
 template <class Key, class Hash, bool Concurrent, class Allocator = table_allocator<std::uint64_t>>
 class basic_growing_filter {
-  static_assert(key_hasher<Hash, Key>,
-                "ccf: no hash for this key type: specialise ccf::hash<Key> (include/ccf/hash.hpp: "
-                "operator()(const Key&, std::uint64_t seed) returning 64 bits), or give the "
-                "filter such a Hash");
+  static_assert(require_key_hasher<Hash, Key>());
 
  public:
   using key_type = Key;

@@ -95,6 +95,17 @@ concept key_hasher = requires(const Key& key, std::uint64_t seed) {
   { Hash{}(key, seed) } -> std::convertible_to<std::uint64_t>;
 };
 
+/// True, for a filter's static_assert; where Hash cannot hash Key, a compile error saying so
+/// where the filter is declared (the filters' one message).
+template <class Hash, class Key>
+consteval bool require_key_hasher() {
+  static_assert(key_hasher<Hash, Key>,
+                "ccf: no hash for this key type: specialise ccf::hash<Key> (include/ccf/hash.hpp: "
+                "operator()(const Key&, std::uint64_t seed) returning 64 bits), or give the "
+                "filter such a Hash");
+  return true;
+}
+
 /// A hash that hashes other types as it hashes the key equal to them (is_transparent).
 template <class Hash>
 concept transparent_hash = requires {

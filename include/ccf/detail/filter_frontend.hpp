@@ -50,10 +50,7 @@ namespace detail {
 
 template <class Key, class Hash, class Engine, class Alternate>
 class basic_filter {
-  static_assert(key_hasher<Hash, Key>,
-                "ccf: no hash for this key type: specialise ccf::hash<Key> (include/ccf/hash.hpp: "
-                "operator()(const Key&, std::uint64_t seed) returning 64 bits), or give the "
-                "filter such a Hash");
+  static_assert(require_key_hasher<Hash, Key>());
 
  public:
   using key_type = Key;
