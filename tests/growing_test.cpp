@@ -4,13 +4,6 @@
 // lookups racing growth on other threads.
 #include <gtest/gtest.h>
 
-#if defined(__GLIBC__)
-#if __GLIBC_PREREQ(2, 33) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#include <malloc.h>
-#define GLIBC_HEAP_COUNTED 1  // mallinfo2 counts what the heap holds
-#endif
-#endif
-
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -34,6 +27,7 @@
 #include <ccf/runtime_filter.hpp>
 
 #include "filter_types.hpp"
+#include "heap_in_use.hpp"
 #include "run_threads.hpp"
 #include "test_allocator.hpp"
 
@@ -138,17 +132,6 @@ TEST(growing_filter, memory_counts_the_hashes_a_small_filter_keeps) {
   EXPECT_EQ(large.memory_in_bytes(), large.size_in_bytes());
   const ccf::runtime_filter s(ccf::filter_config::for_rate(1000, 0.01));
   EXPECT_EQ(s.memory_in_bytes(), s.size_in_bytes());
-}
-
-/// Bytes the heap holds (glibc's count of blocks in use, mapped ones included); nothing where
-/// the allocator is not glibc's (sanitizers replace it).
-std::optional<std::size_t> heap_in_use() {
-#if defined(GLIBC_HEAP_COUNTED)
-  const struct mallinfo2 m = ::mallinfo2();
-  return m.uordblks + m.hblkhd;
-#else
-  return std::nullopt;
-#endif
 }
 
 TEST(growing_filter, memory_in_bytes_is_what_the_heap_holds_for_it) {

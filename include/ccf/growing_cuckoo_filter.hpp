@@ -439,7 +439,8 @@ class basic_growing_filter {
   std::size_t size_in_tags() const { return model_->size_in_tags(); }
   /// The table's bytes.
   std::size_t size_in_bytes() const { return model_->size_in_bytes(); }
-  /// Every byte it holds: the table, and while it is small the hashes it keeps to rebuild it.
+  /// Every byte it holds: the table, while it is small the hashes it keeps to rebuild it, and
+  /// a concurrent filter's locks and counter shards.
   std::size_t memory_in_bytes() const { return model_->memory_in_bytes(); }
   /// Chunks of the table (1 while it is small, then 2^splits).
   std::size_t chunks() const { return model_->chunks(); }

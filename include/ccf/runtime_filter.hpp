@@ -395,7 +395,8 @@ class basic_runtime_filter {
   std::size_t num_buckets() const noexcept { return impl_->num_buckets(); }
   /// The table's bytes.
   std::size_t size_in_bytes() const noexcept { return impl_->size_in_bytes(); }
-  /// Every byte it holds: the table, and for a small growing filter the hashes it keeps.
+  /// Every byte it holds: the table, for a small growing filter the hashes it keeps, and for a
+  /// concurrent or lock-free filter its lock words and counter shards.
   std::size_t memory_in_bytes() const { return impl_->memory_in_bytes(); }
   std::size_t size_in_tags() const noexcept { return num_buckets() * slots_; }
   std::size_t chunks() const noexcept { return impl_->chunks(); }

@@ -285,8 +285,9 @@ void bind_properties(py::class_<py_filter>& c) {
       .def_property_readonly(
           "memory_in_bytes",
           [](const f& p) { return p.single([&] { return p.get().memory_in_bytes(); }); },
-          "Every byte the filter holds: its table and, for a small growing filter, the hashes\n"
-          "it keeps to rebuild the table when it doubles.")
+          "Every byte the filter holds: its table; for a small growing filter, the hashes it\n"
+          "keeps to rebuild the table when it doubles; for a concurrent filter, its lock words\n"
+          "and counter shards.")
       .def_property_readonly(
           "fingerprint_bits",
           [](const f& p) { return p.single([&] { return p.get().fingerprint_bits(); }); },

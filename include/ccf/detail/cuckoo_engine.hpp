@@ -66,6 +66,7 @@
 #include "ccf/detail/bucket_table.hpp"
 #include "ccf/detail/canonical_table.hpp"
 #include "ccf/detail/cuckoo_path.hpp"
+#include "ccf/detail/heap_bytes.hpp"
 #include "ccf/detail/indexer.hpp"
 #include "ccf/detail/item_counter.hpp"
 #include "ccf/detail/lock_protocol.hpp"
@@ -195,6 +196,12 @@ class cuckoo_engine {
   std::size_t num_buckets() const noexcept { return table_.num_buckets(); }
   std::size_t size_in_tags() const noexcept { return table_.num_buckets() * Layout::slots; }
   std::size_t size_in_bytes() const noexcept { return table_.size_in_bytes(); }
+  /// The table and what the protocol and the counters hold on the heap (a concurrent table's
+  /// lock words and counter shards).
+  std::size_t memory_in_bytes() const noexcept {
+    return size_in_bytes() + heap_bytes_of(protocol_) + heap_bytes_of(count_) +
+           heap_bytes_of(hops_) + heap_bytes_of(clears_);
+  }
   std::size_t capacity() const noexcept { return capacity_; }
   std::size_t size() const noexcept { return count_.get(); }
   std::size_t max_kicks() const noexcept { return max_kicks_; }

@@ -46,6 +46,7 @@ class elided_mcs_locking {
   }
 
   const elided_mcs_lock& lock() const noexcept { return *lock_; }
+  std::size_t heap_bytes() const noexcept { return sizeof(elided_mcs_lock); }
 
  private:
   std::unique_ptr<elided_mcs_lock> lock_;  // a pointer keeps filters movable

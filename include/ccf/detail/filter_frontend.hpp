@@ -183,6 +183,9 @@ class basic_filter {
 
   std::size_t num_buckets() const noexcept { return engine_.num_buckets(); }
   std::size_t size_in_bytes() const noexcept { return engine_.size_in_bytes(); }
+  /// Every byte the filter holds: its table (size_in_bytes()) and, for a concurrent filter, its
+  /// lock words and counter shards (up to 136 KiB more, which a small filter notices).
+  std::size_t memory_in_bytes() const noexcept { return engine_.memory_in_bytes(); }
   std::size_t size_in_tags() const noexcept { return engine_.size_in_tags(); }
   std::size_t chunks() const noexcept { return engine_.indexer().chunks(); }
   std::uint64_t seed() const noexcept { return seed_; }

@@ -18,6 +18,8 @@ class global_locking {
   explicit global_locking(std::size_t /*num_buckets*/ = 0, std::size_t /*group*/ = 1)
       : mutex_(std::make_unique<std::mutex>()) {}
 
+  std::size_t heap_bytes() const noexcept { return sizeof(std::mutex); }
+
   [[nodiscard]] std::unique_lock<std::mutex> lock_two(std::size_t, std::size_t) {
     return std::unique_lock<std::mutex>(*mutex_);
   }

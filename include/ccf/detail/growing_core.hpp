@@ -73,6 +73,7 @@
 #include "ccf/config.hpp"
 #include "ccf/detail/cuckoo_engine.hpp"
 #include "ccf/detail/growing_tag_layout.hpp"
+#include "ccf/detail/heap_bytes.hpp"
 #include "ccf/detail/indexer.hpp"
 #include "ccf/detail/item_counter.hpp"
 #include "ccf/detail/lock_protocol.hpp"
@@ -94,6 +95,8 @@ struct null_gate {
   void lock_shared() noexcept {}
   void unlock_shared() noexcept {}
 };
+/// What a sequential filter has for read_epochs: no lookup runs during a doubling.
+struct no_epochs {};
 
 inline constexpr unsigned growing_slots = 4;
 inline constexpr double growing_load = 0.95;
@@ -274,10 +277,12 @@ class growing_core {
   /// link and the hash, as std::unordered_multiset holds them) and a link per bucket of the set
   /// (none while it is empty). A node takes glibc's smallest block, 32 bytes, unless the set's
   /// allocator has a static block_bytes(bytes): then each block is what that says its heap gives.
+  /// A concurrent filter's locks, epochs and counter shards count too.
   std::size_t memory_in_bytes() const {
     std::shared_lock<writer_gate> writing(writers_);  // no growth: the table and set stay
     std::lock_guard<std::mutex> lk(hashes_mutex_);
-    return current_.load(std::memory_order_acquire)->table->size_in_bytes() + kept_bytes();
+    return current_.load(std::memory_order_acquire)->table->memory_in_bytes() + kept_bytes() +
+           heap_bytes_of(items_) + heap_bytes_of(writers_) + heap_bytes_of(epochs_);
   }
   std::size_t chunks() const {
     return with_state([](const state& s) { return std::size_t{1} << s.k; });
@@ -642,7 +647,8 @@ class growing_core {
   hash_set hashes_;
   mutable std::mutex hashes_mutex_;
   mutable writer_gate writers_;
-  mutable read_epochs epochs_;
+  // Lookups that may still read a table a doubling replaced (a sequential filter has none).
+  [[no_unique_address]] mutable std::conditional_t<Concurrent, read_epochs, no_epochs> epochs_;
   std::mutex growth_mutex_;
 };
 

@@ -45,6 +45,7 @@ class sharded_counter {
   void add(std::ptrdiff_t d) noexcept {
     shards_[my_shard()].value.fetch_add(d, std::memory_order_relaxed);
   }
+  std::size_t heap_bytes() const noexcept { return num_shards * sizeof(shard); }
   std::size_t get() const noexcept {
     std::int64_t sum = 0;
     for (std::size_t i = 0; i < num_shards; ++i) {
@@ -80,6 +81,7 @@ class rare_counter {
     n_->fetch_add(static_cast<std::size_t>(d), std::memory_order_relaxed);
   }
   std::size_t get() const noexcept { return n_->load(std::memory_order_relaxed); }
+  std::size_t heap_bytes() const noexcept { return sizeof(*n_); }
 
  private:
   std::unique_ptr<std::atomic<std::size_t>> n_;

@@ -115,6 +115,7 @@ class kcas_protocol {
 
   kcas_protocol(std::size_t /*num_buckets*/, std::size_t /*group*/)
       : state_(std::make_unique<shared_state>()) {}
+  std::size_t heap_bytes() const noexcept { return sizeof(shared_state); }
 
   template <class Table, class F>
   auto read(const Table& t, std::size_t i1, std::size_t i2, F&& f) const {

@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "ccf/config.hpp"
+#include "ccf/detail/heap_bytes.hpp"
 #include "ccf/detail/lock_policy.hpp"
 #include "ccf/detail/word_policy.hpp"
 
@@ -101,6 +102,8 @@ class lock_protocol {
   }
 
   LockPolicy& locks() const noexcept { return locks_; }
+  /// What the lock policy holds on the heap (nothing, for a policy that does not say).
+  std::size_t heap_bytes() const noexcept { return heap_bytes_of(locks_); }
 
  private:
   mutable LockPolicy locks_;

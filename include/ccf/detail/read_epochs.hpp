@@ -33,6 +33,8 @@ class read_epochs {
 
   read_epochs() : shards_(std::make_unique<shard[]>(shards)) {}
 
+  std::size_t heap_bytes() const noexcept { return shards * sizeof(shard); }
+
   /// Marks the calling thread as reading; pass the result to exit().
   unsigned enter() noexcept {
     for (;;) {

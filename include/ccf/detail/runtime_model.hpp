@@ -95,6 +95,7 @@ class forwarding_model : public runtime_model {
   std::size_t capacity() const noexcept override { return f_.capacity(); }
   std::size_t num_buckets() const noexcept override { return f_.num_buckets(); }
   std::size_t size_in_bytes() const noexcept override { return f_.size_in_bytes(); }
+  std::size_t memory_in_bytes() const override { return f_.memory_in_bytes(); }
   std::size_t chunks() const noexcept override { return f_.chunks(); }
   std::uint64_t seed() const noexcept override { return f_.seed(); }
   void clear() override { f_.clear(); }

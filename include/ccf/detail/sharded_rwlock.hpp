@@ -29,6 +29,8 @@ class sharded_rwlock {
 
   sharded_rwlock() : readers_(std::make_unique<shard[]>(shards)) {}
 
+  std::size_t heap_bytes() const noexcept { return shards * sizeof(shard); }
+
   void lock_shared() noexcept {
     std::atomic<std::int64_t>& mine = readers_[my_shard()].count;
     for (;;) {

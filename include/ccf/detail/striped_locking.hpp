@@ -52,6 +52,9 @@ class striped_locking {
         count_((std::max<std::size_t>(num_buckets, 1) - 1) / (std::size_t{1} << shift_) + 1),
         versions_(std::make_unique<std::atomic<std::uint64_t>[]>(count_)) {}
 
+  /// The lock array: a version word per stripe.
+  std::size_t heap_bytes() const noexcept { return count_ * sizeof(versions_[0]); }
+
   class guard {
    public:
     guard(striped_locking& owner, std::size_t lo, std::size_t hi) noexcept
