@@ -19,7 +19,7 @@
 //   5. one thread, from an initial capacity of 1,000, distinct keys until the table has doubled D
 //      times: just before each doubling, the items held, bits per item and the load (items per
 //      slot; below 95 % once entries whose fingerprint is used up fill the table, being in both
-//      halves of every later split: docs/growing.md "Memory"). D = 18 inserts 5 * 10^8 keys
+//      halves of every later split: docs/growing.md "Memory"). D = 18 inserts 2.5 * 10^8 keys
 //      (minutes) and takes about 1.5 GB.
 // Every timed region checks its answers (a false negative stops the run with exit status 1).
 #include <algorithm>

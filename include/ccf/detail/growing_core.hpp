@@ -12,11 +12,13 @@
 // so lookups probe two buckets, at any size.
 //
 // Growth, two phases.
-//  * While the table is one chunk smaller than max_chunk (2^15 buckets), the core keeps the
+//  * While the table is one chunk of at most max_chunk (2^15) buckets, the core keeps the
 //    hashes of its items (a hash multiset, 8 bytes and a node per item, on tables of at most 2^17
 //    slots) and doubles by building a table of twice the buckets from them: exact, as if the
-//    items had been inserted there. Erasing a key that was never inserted is refused here.
-//  * From one chunk of max_chunk buckets on, the table doubles by splitting every chunk in two,
+//    items had been inserted there. Past max_chunk that is two chunks of max_chunk (up to four
+//    times the buckets, which frees the hashes: they take more than the extra buckets). Erasing
+//    a key that was never inserted is refused here.
+//  * From two chunks of max_chunk buckets on, the table doubles by splitting every chunk in two,
 //    with no key and no hash: an entry in chunk c at offset o, slot j, goes to chunk 2c + b at the
 //    same offset and slot, b being its fingerprint's top bit, which the fingerprint gives up (the
 //    next key bit of the chunk number); its buckets are still i1 and alt(i1, anchor) of its key.
