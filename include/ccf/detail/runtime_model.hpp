@@ -135,7 +135,6 @@ class growing_runtime_model final
   std::size_t max_kicks() const noexcept override { return growing_max_kicks; }
   std::size_t relocations() const noexcept override { return 0; }
   bool growing() const noexcept override { return true; }
-  std::size_t memory_in_bytes() const override { return this->f_.memory_in_bytes(); }
   unsigned doublings() const noexcept override { return this->f_.doublings(); }
   double fpr_bound() const override { return this->f_.fpr_bound(); }
 };
