@@ -32,6 +32,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <numeric>
 #include <optional>
 #include <ostream>
@@ -90,6 +91,24 @@ inline PyObject* filter_full_error = nullptr;
   throw py::error_already_set();
 }
 
+/// Thrown by py_filter::insert_batch when a growing filter's doubling finds no memory: how many
+/// items of the batch went in before the one that asked for it.
+struct doubling_failed {
+  std::size_t inserted;
+};
+
+/// Raises MemoryError with an `inserted` attribute, as FilterFullError has: the items of the call
+/// before the one whose doubling found no memory went in; that one and those after did not.
+[[noreturn]] inline void raise_no_memory(std::size_t inserted, const ccf::runtime_filter& f) {
+  const std::string msg = "ccf: no memory to double the growing filter (its table is " +
+                          std::to_string(f.size_in_bytes()) + " bytes; " +
+                          std::to_string(inserted) + " items of this call inserted, the next not)";
+  py::object e = py::reinterpret_borrow<py::object>(PyExc_MemoryError)(msg);
+  e.attr("inserted") = inserted;
+  PyErr_SetObject(PyExc_MemoryError, e.ptr());
+  throw py::error_already_set();
+}
+
 class py_filter {
  public:
   py_filter(ccf::runtime_filter f, bool concurrent)
@@ -131,13 +150,18 @@ class py_filter {
   void add(item_arg item) {
     const std::uint64_t h = hasher_.item(item);
     bool in = false;
-    if (may_double()) {
-      // A doubling copies the whole table (a second or more for a large one): every other
-      // Python thread stopped meanwhile. The insert runs as a batch does, without the GIL.
-      batch_guard unlocked(*this);
-      in = f_.insert_hash(h);
-    } else {
-      in = single([&] { return f_.insert_hash(h); });
+    try {
+      if (may_double()) {
+        // A doubling copies the whole table (a second or more for a large one): every other
+        // Python thread stopped meanwhile. The insert runs as a batch does, without the GIL.
+        batch_guard unlocked(*this);
+        in = f_.insert_hash(h);
+      } else {
+        in = single([&] { return f_.insert_hash(h); });
+      }
+    } catch (const std::bad_alloc&) {
+      if (!f_.growing()) throw;
+      raise_no_memory(0, f_);
     }
     if (!in) raise_full(0, f_);
   }
@@ -423,15 +447,32 @@ class py_filter {
       insert_hashes(hashes, done);
     }
   }
-  /// Inserts `hashes` (a batch), counting into `done`; FilterFullError at the first refusal.
+  /// Inserts `hashes` (a batch), counting into `done`; FilterFullError at the first refusal,
+  /// MemoryError where a doubling found no memory.
   void insert_hashes(std::span<const std::uint64_t> hashes, std::size_t& done) {
     std::size_t n = 0;
-    {
+    try {
       batch_guard g(*this);
-      n = f_.insert_many_hashes(hashes);
+      n = insert_batch(hashes);
+    } catch (const doubling_failed& e) {
+      raise_no_memory(done + e.inserted, f_);
     }
     done += n;
     if (n < hashes.size()) raise_full(done, f_);
+  }
+  /// f_.insert_many_hashes(hashes), a growing filter's one by one: a doubling that finds no
+  /// memory (std::bad_alloc) ends the batch with the items before it in, and throws
+  /// doubling_failed saying how many (an exception from insert_many_hashes could not).
+  std::size_t insert_batch(std::span<const std::uint64_t> hashes) {
+    if (!f_.growing()) return f_.insert_many_hashes(hashes);
+    std::size_t i = 0;
+    try {
+      while (i < hashes.size() && f_.insert_hash(hashes[i]))
+        ++i;
+    } catch (const std::bad_alloc&) {
+      throw doubling_failed{i};
+    }
+    return i;
   }
 
   void add_array(const py::array& a) {
@@ -439,13 +480,13 @@ class py_filter {
     const std::size_t n = static_cast<std::size_t>(a.size());
     std::size_t done = 0;
     bool interrupted = false;
-    {
+    try {
       batch_guard g(*this);
       std::vector<std::uint64_t> hashes(std::min(n, array_chunk));
       for (std::size_t chunk = 1; done < n; ++chunk) {
         const std::size_t m = std::min(array_chunk, n - done);
         hasher_.u64s(values + done, m, hashes.data());
-        const std::size_t in = f_.insert_many_hashes(std::span(hashes.data(), m));
+        const std::size_t in = insert_batch(std::span(hashes.data(), m));
         done += in;
         if (in < m) break;
         if (chunk % signal_chunks == 0 && done < n && g.interrupted()) {
@@ -453,6 +494,8 @@ class py_filter {
           break;
         }
       }
+    } catch (const doubling_failed& e) {
+      raise_no_memory(done + e.inserted, f_);
     }
     if (interrupted) throw py::error_already_set();  // the items before went in
     if (done < n) raise_full(done, f_);

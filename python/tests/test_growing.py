@@ -1,5 +1,9 @@
 """The growing filter: it doubles as it fills and keeps every item."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -105,3 +109,41 @@ def test_expected_fpr_of_a_growing_filter_is_its_bound():
     assert f.doublings > 0 and f.expected_fpr == f.fpr
     assert ccf.CuckooFilter(1000).expected_fpr == 0.0
     assert "GrowingCuckooFilter" in ccf.Filter.expected_fpr.__doc__
+
+
+# Runs in a child under an address-space limit: add_many into a growing filter until a doubling
+# finds no memory. Prints e.inserted, len(f) and the false negatives among the items inserted.
+NO_MEMORY = r"""
+import resource, sys, numpy as np, ccf
+def vm():
+    with open("/proc/self/status") as fh:
+        return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmSize"))
+keys = np.arange(1, 4_000_001, dtype=np.uint64)
+f = ccf.GrowingCuckooFilter(1000, concurrent=sys.argv[1] == "concurrent")
+items = keys if sys.argv[2] == "array" else (int(k) for k in keys)
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+# Room for tables of 2^19 buckets (4.7 MB), not 2^20 (9.4 MB more): about 2 M items.
+resource.setrlimit(resource.RLIMIT_AS, (vm() + 12 * 2**20, hard))
+try:
+    f.add_many(items)
+    print("no MemoryError")
+except MemoryError as e:
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    n = e.inserted
+    print(n, len(f), int((~f.contains_many(keys[:n])).sum()), str(e))
+"""
+
+
+@pytest.mark.parametrize("source", ["array", "iterable"])
+@pytest.mark.parametrize("kind", ["concurrent", "sequential"])
+def test_a_doubling_with_no_memory_says_what_went_in(kind, source):
+    # The MemoryError had no `inserted`: what of the call had gone in was unknown.
+    out = subprocess.run([sys.executable, "-c", NO_MEMORY, kind, source], capture_output=True,
+                         text=True, timeout=120, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    fields = out.stdout.split(maxsplit=3)
+    assert len(fields) == 4, out.stdout
+    inserted, size, false_negatives = map(int, fields[:3])
+    assert 0 < inserted < 4_000_000 and inserted == size
+    assert false_negatives == 0
+    assert "no memory to double the growing filter" in fields[3]
