@@ -2,7 +2,8 @@
 # ccf — concurrent cuckoo filters.
 # check_models.sh: exhaustive Spin verification of the models in models/:
 #   lockfree_filter.pml  the lock-free filter's counter-checked lookup (no false negative);
-#   read_epochs.pml      the growing filter's read epochs (no lookup reads a freed table).
+#   read_epochs.pml      the growing filter's read epochs (no lookup reads a freed table);
+#   group_sync.pml       the store's group commit (no writer's notify of the syncer is lost).
 # Each check generates the verifier (spin -a), compiles it (cc -DSAFETY) and runs a full
 # state-space search, then compares the error count with what the check expects:
 #   pass  the correct protocol:           must report 0 errors;
@@ -11,8 +12,8 @@
 # Exit status 0 only when every check behaved as expected.
 #
 # Usage: scripts/check_models.sh [--full] [--keep]
-#   --full  also run the 3-bit-counter checks with foreign relocations, and read epochs with 3
-#           readers and 3 doublings (~45 s, ~500 MB).
+#   --full  also run the 3-bit-counter checks with foreign relocations, read epochs with 3
+#           readers and 3 doublings, and group commit with 3 writers of 3 (~50 s, ~500 MB).
 #   --keep  keep the work directory (pan sources, trails) and print its path.
 # Environment: SPIN (default: spin), CC (default: cc). Works from any directory.
 set -euo pipefail
@@ -47,7 +48,7 @@ if ! command -v "$cc_bin" >/dev/null 2>&1; then
   echo "check_models.sh: FAILED: no C compiler '$cc_bin' (set CC)" >&2
   exit 1
 fi
-for model in lockfree_filter.pml read_epochs.pml; do
+for model in lockfree_filter.pml read_epochs.pml group_sync.pml; do
   if [[ ! -f "$models/$model" ]]; then
     echo "check_models.sh: FAILED: model not found: $models/$model" >&2
     exit 1
@@ -148,6 +149,16 @@ run_check $m epochs_no_recheck_1 pass "" -DNO_RECHECK -DGROWTHS=1
 run_check $m epochs_no_wait fail "" -DNO_WAIT
 if [[ $full -eq 1 ]]; then
   run_check $m epochs_3x3 pass "" -DREADERS=3 -DREADS=2 -DGROWTHS=3
+fi
+
+echo "Model: models/group_sync.pml (WRITERS writers of WRITES records, a sync every N)"
+m=group_sync.pml
+# The writer that reaches N takes the syncer's mutex before it notifies: no notify is lost.
+run_check $m group pass "" -DWRITERS=3 -DWRITES=2 -DN=2
+# Without the mutex a notify between the syncer's test and its wait is lost.
+run_check $m group_no_mutex fail "" -DNO_MUTEX -DWRITERS=2 -DWRITES=2 -DN=2
+if [[ $full -eq 1 ]]; then
+  run_check $m group_3x3 pass "" -DWRITERS=3 -DWRITES=3 -DN=3
 fi
 
 if [[ $keep -eq 1 ]]; then

@@ -1,5 +1,6 @@
 # Model checking with Spin of the lock-free filter's lookup protocol (models/lockfree_filter.pml)
-# and of the growing filter's read epochs (models/read_epochs.pml).
+# the growing filter's read epochs (models/read_epochs.pml) and the store's group commit
+# (models/group_sync.pml).
 # Included by tests/CMakeLists.txt. The test is always registered: when spin or a C compiler is
 # missing it fails with a message saying so, instead of passing silently (CI installs spin).
 find_program(CCF_SPIN_EXECUTABLE spin)
