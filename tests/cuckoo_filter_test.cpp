@@ -69,6 +69,8 @@ TYPED_TEST(every_layout, load_reached_until_first_failure) {
   for (u64 seed : {1u, 2u}) {
     typename TypeParam::filter f(1000000, seed);
     const auto stored = fill_until_refused(f, seed);
+    std::printf("[ load ] %2u-bit x %u, seed %llu: %.4f\n", TypeParam::bits, b,
+                static_cast<unsigned long long>(seed), f.load_factor());
     EXPECT_GE(f.load_factor(), want) << "seed " << seed;
     EXPECT_GE(stored.size(), f.capacity()) << "seed " << seed;
     EXPECT_EQ(f.size(), stored.size());

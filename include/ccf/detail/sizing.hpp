@@ -4,7 +4,7 @@
 // A filter built for `capacity` items gets ceil(capacity / (slots * design_load)) buckets plus 1 %
 // and 8 buckets of slack (the slack matters only for small tables, where the load a cuckoo table
 // reaches varies more). design_load sits below the load that partial-key cuckoo hashing with ccf's
-// breadth-first kick search reaches (about 87 / 96 / 98.5 % for 2 / 4 / 8 slots), so `capacity`
+// breadth-first kick search reaches (about 87 / 96 / 99 % for 2 / 4 / 8 slots), so `capacity`
 // distinct items fit — for 4-bit fingerprints, whose 15 tags let 2 * slots + 1 items share one
 // bucket pair and tag, in about 99 tables in 100 (the overflow rule below). With 4 or 8 slots the
 // table costs at most f / 0.94 * 1.02 bits per item of capacity for capacities from 10,000 up
