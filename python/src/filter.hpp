@@ -59,6 +59,16 @@ inline thread_local const py_filter* handlers_during_batch_of = nullptr;
 /// ccf.FilterFullError, set by the module.
 inline PyObject* filter_full_error = nullptr;
 
+/// Raises an exception of `type` with `message` and an `inserted` attribute: how many items of the
+/// call went in before it stopped.
+[[noreturn]] inline void raise_with_inserted(PyObject* type, const std::string& message,
+                                             std::size_t inserted) {
+  py::object e = py::reinterpret_borrow<py::object>(type)(message);
+  e.attr("inserted") = inserted;
+  PyErr_SetObject(type, e.ptr());
+  throw py::error_already_set();
+}
+
 /// Raises ccf.FilterFullError; its `inserted` attribute says how many items of the call went in
 /// (those before the first refused one). A static filter refuses an item when it is full, or,
 /// less than half full, when copies of the item fill its two buckets; a growing one doubles
@@ -85,10 +95,7 @@ inline PyObject* filter_full_error = nullptr;
   } else {
     msg = "ccf: the filter is full (" + done + "); use a larger capacity or a GrowingCuckooFilter";
   }
-  py::object e = py::reinterpret_borrow<py::object>(filter_full_error)(msg);
-  e.attr("inserted") = inserted;
-  PyErr_SetObject(filter_full_error, e.ptr());
-  throw py::error_already_set();
+  raise_with_inserted(filter_full_error, msg, inserted);
 }
 
 /// Thrown by py_filter::insert_batch when a growing filter's doubling finds no memory: how many
@@ -100,13 +107,11 @@ struct doubling_failed {
 /// Raises MemoryError with an `inserted` attribute, as FilterFullError has: the items of the call
 /// before the one whose doubling found no memory went in; that one and those after did not.
 [[noreturn]] inline void raise_no_memory(std::size_t inserted, const ccf::runtime_filter& f) {
-  const std::string msg = "ccf: no memory to double the growing filter (its table is " +
+  raise_with_inserted(PyExc_MemoryError,
+                      "ccf: no memory to double the growing filter (its table is " +
                           std::to_string(f.size_in_bytes()) + " bytes; " +
-                          std::to_string(inserted) + " items of this call inserted, the next not)";
-  py::object e = py::reinterpret_borrow<py::object>(PyExc_MemoryError)(msg);
-  e.attr("inserted") = inserted;
-  PyErr_SetObject(PyExc_MemoryError, e.ptr());
-  throw py::error_already_set();
+                          std::to_string(inserted) + " items of this call inserted, the next not)",
+                      inserted);
 }
 
 class py_filter {
